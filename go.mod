@@ -1,0 +1,8 @@
+module github.com/wirespeed/wirespeed
+
+go 1.26.0
+
+require (
+	github.com/gopacket/gopacket v1.7.7
+	golang.org/x/sys v0.50.0
+)
