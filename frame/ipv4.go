@@ -1,0 +1,145 @@
+package frame
+
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
+// IP protocol numbers with L4 ports.
+const (
+	ProtoICMP    = 1
+	ProtoTCP     = 6
+	ProtoUDP     = 17
+	ProtoSCTP    = 132
+	ProtoUDPLite = 136
+)
+
+// IPv4MinLen is the length of an IPv4 header without options.
+const IPv4MinLen = 20
+
+// IPv4 is a view of an IPv4 packet (header first). Accessors assume a view returned by ParseIPv4;
+// a raw IPv4(b) must be at least IPv4MinLen bytes.
+type IPv4 []byte
+
+// ParseIPv4 validates the header at the start of b (version 4, IHL >= 5, header and total length
+// within b) and returns the view cut to the total length, so trailing Ethernet padding is not
+// mistaken for payload. It does not verify the checksum (see IPv4.ChecksumOK).
+func ParseIPv4(b []byte) (IPv4, error) {
+	if len(b) < IPv4MinLen {
+		return nil, ErrTruncated
+	}
+	if b[0]>>4 != 4 {
+		return nil, ErrBadHeader
+	}
+	hl := int(b[0]&15) * 4
+	tl := int(binary.BigEndian.Uint16(b[2:4]))
+	if hl < IPv4MinLen || tl < hl {
+		return nil, ErrBadHeader
+	}
+	if tl > len(b) {
+		return nil, ErrTruncated
+	}
+	return IPv4(b[:tl]), nil
+}
+
+// HeaderLen is IHL*4.
+func (ip IPv4) HeaderLen() int { return int(ip[0]&15) * 4 }
+
+// TOS is the DSCP/ECN byte.
+func (ip IPv4) TOS() uint8 { return ip[1] }
+
+// TotalLen is the total length field.
+func (ip IPv4) TotalLen() int { return int(binary.BigEndian.Uint16(ip[2:4])) }
+
+// ID is the identification field.
+func (ip IPv4) ID() uint16 { return binary.BigEndian.Uint16(ip[4:6]) }
+
+// FragOff is the fragment offset in 8-byte units.
+func (ip IPv4) FragOff() int { return int(binary.BigEndian.Uint16(ip[6:8]) & 0x1fff) }
+
+// MoreFragments reports the MF flag.
+func (ip IPv4) MoreFragments() bool { return ip[6]&0x20 != 0 }
+
+// DontFragment reports the DF flag.
+func (ip IPv4) DontFragment() bool { return ip[6]&0x40 != 0 }
+
+// IsFragment reports whether the packet is any fragment of a larger datagram (MF set or offset > 0).
+func (ip IPv4) IsFragment() bool { return binary.BigEndian.Uint16(ip[6:8])&0x3fff != 0 }
+
+// TTL is the time to live.
+func (ip IPv4) TTL() uint8 { return ip[8] }
+
+// Protocol is the payload's IP protocol number.
+func (ip IPv4) Protocol() uint8 { return ip[9] }
+
+// Checksum is the header checksum field.
+func (ip IPv4) Checksum() uint16 { return binary.BigEndian.Uint16(ip[10:12]) }
+
+// Src is the source address as a big-endian number (10.0.0.1 = 0x0a000001).
+func (ip IPv4) Src() uint32 { return binary.BigEndian.Uint32(ip[12:16]) }
+
+// Dst is the destination address as a big-endian number.
+func (ip IPv4) Dst() uint32 { return binary.BigEndian.Uint32(ip[16:20]) }
+
+// SrcAddr is the source address.
+func (ip IPv4) SrcAddr() netip.Addr { return netip.AddrFrom4([4]byte(ip[12:16])) }
+
+// DstAddr is the destination address.
+func (ip IPv4) DstAddr() netip.Addr { return netip.AddrFrom4([4]byte(ip[16:20])) }
+
+// Payload is what follows the header, up to the total length.
+func (ip IPv4) Payload() []byte { return ip[ip.HeaderLen():] }
+
+// ChecksumOK verifies the header checksum.
+func (ip IPv4) ChecksumOK() bool { return Checksum(ip[:ip.HeaderLen()]) == 0 }
+
+// SetChecksum computes and writes the header checksum.
+func (ip IPv4) SetChecksum() {
+	ip[10], ip[11] = 0, 0
+	binary.BigEndian.PutUint16(ip[10:12], Checksum(ip[:ip.HeaderLen()]))
+}
+
+// DecTTL decrements the TTL and updates the checksum incrementally (RFC 1624). It reports false,
+// changing nothing, when the TTL is already 0 or 1: the packet must not be forwarded.
+func (ip IPv4) DecTTL() bool {
+	ttl := ip[8]
+	if ttl <= 1 {
+		return false
+	}
+	old := uint16(ttl)<<8 | uint16(ip[9])
+	ip[8] = ttl - 1
+	binary.BigEndian.PutUint16(ip[10:12], Update16(ip.Checksum(), old, old-0x100))
+	return true
+}
+
+// SetSrc rewrites the source address and updates the header checksum incrementally. The caller
+// updates any L4 checksum that covers the pseudo-header.
+func (ip IPv4) SetSrc(a uint32) {
+	binary.BigEndian.PutUint16(ip[10:12], Update32(ip.Checksum(), ip.Src(), a))
+	binary.BigEndian.PutUint32(ip[12:16], a)
+}
+
+// SetDst rewrites the destination address and updates the header checksum incrementally.
+func (ip IPv4) SetDst(a uint32) {
+	binary.BigEndian.PutUint16(ip[10:12], Update32(ip.Checksum(), ip.Dst(), a))
+	binary.BigEndian.PutUint32(ip[16:20], a)
+}
+
+// Ports returns the L4 source and destination ports of TCP, UDP, SCTP and UDP-Lite packets. ok is
+// false for other protocols, for fragments (only the first carries ports, and hashing a first
+// fragment with ports and later ones without would split a flow) and when the payload is too short.
+func (ip IPv4) Ports() (src, dst uint16, ok bool) {
+	switch ip[9] {
+	case ProtoTCP, ProtoUDP, ProtoSCTP, ProtoUDPLite:
+	default:
+		return 0, 0, false
+	}
+	if ip.IsFragment() {
+		return 0, 0, false
+	}
+	p := ip[ip.HeaderLen():]
+	if len(p) < 4 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint16(p[0:2]), binary.BigEndian.Uint16(p[2:4]), true
+}
