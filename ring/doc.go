@@ -1,0 +1,33 @@
+// Package ring provides bounded lock-free queues that carry items (frame
+// descriptors, indices, small structs) between goroutines in bursts.
+//
+// [SPSC] is a single-producer, single-consumer ring with a power-of-two
+// capacity. Its burst methods move many items per call and publish them with
+// one atomic store, so the cost of crossing cores is shared by the burst:
+//
+//   - EnqueueBurst / DequeueBurst: as many as fit / as many as are queued;
+//   - EnqueueBulk / DequeueBulk: all or nothing;
+//   - Enqueue / Dequeue: one item (one atomic store each: slow, for
+//     convenience);
+//   - EnqueueBurstWait / DequeueBurstWait: spin, then park the goroutine
+//     until the other side makes progress, the ring is closed or a context
+//     is done. A side that is not parked costs the other one plain load per
+//     burst, and a busy consumer never parks.
+//
+// [FanIn] carries items from N producers to one consumer as N SPSC rings
+// drained round-robin, and [FanOut] from one producer to N consumers, by
+// index or by a per-item hash. Neither has a compare-and-swap loop or a
+// shared index: multi-producer rings stall on the slowest producer's
+// publish, per-producer rings do not.
+//
+// Counters (enqueued, dequeued, full, empty) are always on: the item counts
+// are the ring indices themselves, and full/empty are updated only when an
+// operation fails to move everything it asked for.
+//
+// [PinToCPU] optionally locks a worker goroutine to an OS thread pinned to
+// one CPU (Linux only).
+//
+// Every type documents which goroutine may call which method. A second
+// concurrent producer or consumer on one SPSC corrupts it; this is not
+// checked at run time, but the tests run under the race detector.
+package ring
