@@ -46,15 +46,15 @@ type Change struct {
 // poptrie nodes have 6-bit strides at bit offsets 18, 24 and 30 (the last one padded with 4 zero bits).
 const (
 	dpBits    = 18
-	dirBits   = 8                  // the direct-pointing array is split into 1<<dirBits chunks ...
-	chunkBits = dpBits - dirBits   // ... of 1<<chunkBits entries, copied on write one chunk at a time
-	chunkSize = 1 << chunkBits     // entries per chunk
-	nodeBit   = uint32(1) << 31    // a dp entry with this bit is a node index; otherwise a leaf value
-	slotShift = 32 - dpBits        // address >> slotShift = dp slot
-	numSlots  = 1 << dpBits        // dp entries
-	leafNone  = uint16(0)          // leaf value of "no route"; a next hop nh is stored as nh+1
-	rootShift = 36 - dpBits - 6    // shift of the first node level in the 36-bit padded key (uint64(a)<<4)
-	nodeBytes = 24                 // unsafe.Sizeof(node{})
+	dirBits   = 8                // the direct-pointing array is split into 1<<dirBits chunks ...
+	chunkBits = dpBits - dirBits // ... of 1<<chunkBits entries, copied on write one chunk at a time
+	chunkSize = 1 << chunkBits   // entries per chunk
+	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a node index; otherwise a leaf value
+	slotShift = 32 - dpBits      // address >> slotShift = dp slot
+	numSlots  = 1 << dpBits      // dp entries
+	leafNone  = uint16(0)        // leaf value of "no route"; a next hop nh is stored as nh+1
+	rootShift = 36 - dpBits - 6  // shift of the first node level in the 36-bit padded key (uint64(a)<<4)
+	nodeBytes = 24               // unsafe.Sizeof(node{})
 )
 
 // node is one poptrie internal node: 64 entries (one 6-bit stride). Bit v of vec is set when entry v is an
