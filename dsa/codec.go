@@ -1,0 +1,297 @@
+package dsa
+
+import (
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// kind selects a format inside codec. All built-in taggers are one concrete type so that the
+// conduit calls them directly (a jump table per frame, no interface call and no closure).
+type kind uint8
+
+const (
+	kNone kind = iota
+	kDSA
+	kEDSA
+	kBrcm
+	kBrcmPrepend
+	kQCA
+	kMTK
+	kKSZ8795
+	kKSZ9477
+	kKSZ9893
+	kLAN937x
+	kRTL4A
+	kRTL84
+	kRTL84T
+	k8021Q
+	kAR9331
+	kGSWIP
+	kHellcreek
+	kLAN9303
+	kTrailer
+)
+
+// codec is a built-in tagger. Values are immutable; the package keeps them in the codecs table.
+type codec struct {
+	kind kind
+	spec Spec
+	mask PortMask // ports the TX encoding can address
+	tpid uint16   // tag_8021q users: the TPID of the switch's VLAN tag
+}
+
+func mk(k kind, name string, pos Position, rx, tx, pad, ports int, multi bool) codec {
+	c := codec{kind: k, spec: Spec{Name: name, Position: pos, RxLen: rx, TxLen: tx, PadTo: pad, Ports: ports, Multi: multi}}
+	if pos == PosTail {
+		c.spec.Tailroom = tx
+	} else {
+		c.spec.Headroom = tx
+	}
+	c.mask = PortMask(uint64(1)<<uint(ports) - 1)
+	return c
+}
+
+func mk8021q(name string, tpid uint16) codec {
+	c := mk(k8021Q, name, PosSA, 4, 4, 0, 16, false)
+	c.tpid = tpid
+	return c
+}
+
+// codecs is the registry. Lengths, padding and port widths come from the Linux drivers; see doc.go.
+var codecs = [...]codec{
+	mk(kNone, "none", PosNone, 0, 0, 0, 1, false),
+	mk(kDSA, "dsa", PosSA, 4, 4, 0, 32, false),
+	mk(kEDSA, "edsa", PosSA, 8, 8, 0, 32, false),
+	mk(kBrcm, "brcm", PosSA, 4, 4, 64, 9, true),
+	mk(kBrcmPrepend, "brcm-prepend", PosPrefix, 4, 4, 64, 9, true),
+	mk(kQCA, "qca", PosSA, 2, 2, 0, 7, true),
+	mk(kMTK, "mtk", PosSA, 4, 4, 60, 6, true),
+	mk(kKSZ8795, "ksz8795", PosTail, 1, 1, 60, 5, true),
+	mk(kKSZ9477, "ksz9477", PosTail, 5, 6, 60, 7, true),
+	mk(kKSZ9893, "ksz9893", PosTail, 5, 5, 60, 3, true),
+	mk(kLAN937x, "lan937x", PosTail, 5, 6, 60, 8, true),
+	mk(kRTL4A, "rtl4a", PosSA, 4, 4, 60, 8, false),
+	mk(kRTL84, "rtl8_4", PosSA, 8, 8, 0, 11, true),
+	mk(kRTL84T, "rtl8_4t", PosTail, 8, 8, 60, 11, true),
+	mk8021q("ocelot-8021q", 0x8100),
+	mk8021q("vsc73xx-8021q", 0x8100),
+	mk8021q("sja1105", 0xdadb),
+	mk(kAR9331, "ar9331", PosPrefix, 2, 2, 0, 16, false),
+	mk(kGSWIP, "gswip", PosPrefix, 8, 4, 0, 6, true),
+	mk(kHellcreek, "hellcreek", PosTail, 1, 1, 60, 4, false),
+	mk(kLAN9303, "lan9303", PosSA, 4, 4, 0, 3, false),
+	mk(kTrailer, "trailer", PosTail, 4, 4, 60, 8, false),
+}
+
+func (c *codec) Name() string { return c.spec.Name }
+func (c *codec) Spec() Spec   { return c.spec }
+func (c *codec) String() string {
+	return c.spec.Name
+}
+
+// Parse decodes the tag of a frame given as plain bytes without changing them.
+func (c *codec) Parse(p []byte) (Info, error) {
+	in, r := c.parse(p)
+	return in, r.Err()
+}
+
+// Decode strips the tag of frame i in place.
+func (c *codec) Decode(b *frame.Batch, i int) (Info, error) {
+	in, r := c.decode(b.Mem, &b.Frames[i])
+	return in, r.Err()
+}
+
+// Encode tags frame i in place toward d.
+func (c *codec) Encode(b *frame.Batch, i int, d Dest) error {
+	return c.encode(b.Mem, &b.Frames[i], d).Err()
+}
+
+// minFrame is the shortest frame a tagger accepts once its tag is gone: an Ethernet header.
+const minFrame = frame.EtherLen
+
+func be16(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
+
+// parse reads the tag at its place in p. It never writes p.
+func (c *codec) parse(p []byte) (Info, Reason) {
+	switch c.kind {
+	case kNone:
+		if len(p) < minFrame {
+			return Info{}, ReasonTruncated
+		}
+		return Info{}, ReasonNone
+	case kDSA:
+		return parseMarvell(p, 0)
+	case kEDSA:
+		return parseMarvell(p, 4)
+	case kBrcm:
+		return parseBrcm(p, 12)
+	case kBrcmPrepend:
+		return parseBrcm(p, 0)
+	case kQCA:
+		return parseQCA(p)
+	case kMTK:
+		return parseMTK(p)
+	case kKSZ8795:
+		return parseKSZ8795(p)
+	case kKSZ9477, kKSZ9893, kLAN937x:
+		return parseKSZ9477(p)
+	case kRTL4A:
+		return parseRTL4A(p)
+	case kRTL84:
+		return parseRTL84(p, 12)
+	case kRTL84T:
+		return parseRTL84(p, len(p)-8)
+	case k8021Q:
+		return parse8021Q(p, c.tpid)
+	case kAR9331:
+		return parseAR9331(p)
+	case kGSWIP:
+		return parseGSWIP(p)
+	case kHellcreek:
+		return parseHellcreek(p)
+	case kLAN9303:
+		return parseLAN9303(p)
+	case kTrailer:
+		return parseTrailer(p)
+	}
+	return Info{}, ReasonBadTag
+}
+
+// decode parses frame f's tag and strips it. On failure f and its bytes are unchanged.
+func (c *codec) decode(mem []byte, f *frame.Frame) (Info, Reason) {
+	p := f.Data(mem)
+	in, r := c.parse(p)
+	if r != ReasonNone {
+		return in, r
+	}
+	n := int(in.TagLen)
+	switch c.spec.Position {
+	case PosSA:
+		if int(f.Head)+n > 0xffff || len(p) < 12+n {
+			return in, ReasonTruncated
+		}
+		if in.Flags&InfoVLAN != 0 {
+			// The switch folded an 802.1Q tag into its own: put TPID and TCI back in the last
+			// four bytes of the tag and strip only what lies in front of them (tag_dsa.c dsa_rcv_ll).
+			v := p[n+8 : n+12]
+			v[0], v[1], v[2], v[3] = byte(in.TPID>>8), byte(in.TPID), byte(in.TCI>>8), byte(in.TCI)
+			n -= 4
+		}
+		if n > 0 {
+			copy(p[n:n+12], p[:12])
+			f.PullHead(n)
+		}
+	case PosPrefix:
+		if !f.PullHead(n) {
+			return in, ReasonTruncated
+		}
+	case PosTail:
+		f.Resize(int(f.Len) - n)
+	}
+	if in.Flags&InfoTrapped != 0 {
+		f.Flags |= frame.FlagTrapped
+	}
+	return in, ReasonNone
+}
+
+// checkDest validates d against the format's TX port field.
+func (c *codec) checkDest(d Dest) Reason {
+	if d.Ports == 0 {
+		if c.kind == kNone || (c.kind == k8021Q && d.Bridge != 0) {
+			return ReasonNone
+		}
+		return ReasonNoPort
+	}
+	if d.Ports&^c.mask != 0 {
+		return ReasonPort
+	}
+	if !c.spec.Multi && d.Ports&(d.Ports-1) != 0 {
+		return ReasonMultiPort
+	}
+	return ReasonNone
+}
+
+// room checks, before anything is written, that f can take head bytes in front and, after padding
+// to padTo, tail bytes behind.
+func room(f *frame.Frame, head, padTo, tail int) Reason {
+	if head > int(f.Head) {
+		return ReasonNoHeadroom
+	}
+	l := max(int(f.Len), padTo)
+	if l-int(f.Len)+tail > int(f.Tail) || l+head+tail > 0xffff {
+		return ReasonNoTailroom
+	}
+	return ReasonNone
+}
+
+// pushSA opens n bytes between the source MAC and the EtherType; the gap is p[12:12+n].
+// The caller checked the headroom and that the frame holds at least the 12 MAC bytes.
+func pushSA(mem []byte, f *frame.Frame, n int) []byte {
+	f.PushHead(n)
+	p := f.Data(mem)
+	copy(p[:12], p[n:n+12])
+	return p
+}
+
+// pushPrefix opens n bytes in front of the frame; the gap is p[:n].
+func pushPrefix(mem []byte, f *frame.Frame, n int) []byte {
+	f.PushHead(n)
+	return f.Data(mem)
+}
+
+// appendTail pads f to padTo (zeros) and appends n bytes, returned as the tail slice.
+func appendTail(mem []byte, f *frame.Frame, padTo, n int) []byte {
+	if int(f.Len) < padTo {
+		_ = f.Pad(mem, padTo) // room was checked
+	}
+	old := int(f.Len)
+	f.Resize(old + n)
+	return f.Data(mem)[old:]
+}
+
+// linkLocal reports a destination 01:80:c2:00:00:0X (is_link_local_ether_addr).
+func linkLocal(p []byte) bool {
+	return p[0] == 0x01 && p[1] == 0x80 && p[2] == 0xc2 && p[3] == 0 && p[4] == 0 && p[5]&0xf0 == 0
+}
+
+// encode tags f toward d. On failure f and its bytes are unchanged.
+func (c *codec) encode(mem []byte, f *frame.Frame, d Dest) Reason {
+	if f.Len < minFrame {
+		return ReasonTruncated
+	}
+	if r := c.checkDest(d); r != ReasonNone {
+		return r
+	}
+	switch c.kind {
+	case kNone:
+		return ReasonNone
+	case kDSA:
+		return encMarvell(mem, f, d, 0)
+	case kEDSA:
+		return encMarvell(mem, f, d, 4)
+	case kBrcm, kBrcmPrepend:
+		return encBrcm(mem, f, d, c.kind == kBrcmPrepend)
+	case kQCA:
+		return encQCA(mem, f, d)
+	case kMTK:
+		return encMTK(mem, f, d)
+	case kKSZ8795, kKSZ9477, kKSZ9893, kLAN937x:
+		return encKSZ(mem, f, d, c.kind)
+	case kRTL4A:
+		return encRTL4A(mem, f, d)
+	case kRTL84, kRTL84T:
+		return encRTL84(mem, f, d, c.kind == kRTL84T)
+	case k8021Q:
+		return enc8021Q(mem, f, d, c.tpid)
+	case kAR9331:
+		return encAR9331(mem, f, d)
+	case kGSWIP:
+		return encGSWIP(mem, f, d)
+	case kHellcreek:
+		return encHellcreek(mem, f, d)
+	case kLAN9303:
+		return encLAN9303(mem, f, d)
+	case kTrailer:
+		return encTrailer(mem, f, d)
+	}
+	return ReasonBadTag
+}
