@@ -1,0 +1,343 @@
+package vlan
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// Interface is a logical interface on a port: untagged (Outer.TPID == 0), one tag (Outer), or a
+// QinQ pair (Outer and Inner). ID is the application's number for it (0-65534), written to
+// Frame.Port by Classify and read from Frame.Out by Egress.
+type Interface struct {
+	ID    uint16
+	Port  uint16
+	Outer Tag // TPID 0: the port's untagged traffic; else the tag's TPID and VID (PCP/DEI ignored)
+	Inner Tag // TPID 0: none; else the inner tag of a QinQ interface
+}
+
+// entry in a port's VID table: low 16 bits iface+1 (0: none), high 16 bits inner table+1 (0: none).
+type entry uint32
+
+type portTable struct {
+	untagged uint16       // iface+1 of the untagged interface, 0 if none
+	ctag     [4096]entry  // outer TPID 0x8100
+	stag     [4096]entry  // outer TPID 0x88a8 or an extra TPID
+	_        [64 - 2]byte // keep neighbours' hot lines apart
+}
+
+type egress struct {
+	port uint16
+	n    uint8 // tags to push: 0, 1 or 2
+	tags [2]Tag
+}
+
+// Demux maps (port, outer tag[, inner tag]) to logical interfaces in one or two array loads, and
+// logical interfaces back to their port and tags for transmit.
+//
+// Configure a Demux with Add before workers use it; it is then read-only and safe for any number of
+// concurrent Workers. To reconfigure a running system build a new Demux and swap it in (for example
+// through an atomic.Pointer) between batches.
+type Demux struct {
+	p      Parser
+	ports  []portTable
+	inner  [][4096]uint16 // QinQ inner VID → iface+1
+	eg     []egress       // by iface ID
+	known  []bool         // by iface ID
+	mu     sync.Mutex
+	worker []*Worker
+}
+
+// NewDemux returns a demux for ports 0..ports-1 whose frames p parses.
+func NewDemux(ports int, p Parser) *Demux {
+	return &Demux{p: p, ports: make([]portTable, ports)}
+}
+
+func validVID(vid uint16) bool { return vid >= 1 && vid <= VIDMax }
+
+// Add maps an interface. VIDs must be 1-4094 (Linux refuses 4095 with ERANGE; VID 0 marks
+// priority-tagged frames, which belong to the untagged interface); TPIDs must be ones the demux's
+// Parser knows.
+func (d *Demux) Add(ifc Interface) error {
+	if int(ifc.Port) >= len(d.ports) || ifc.ID == 0xffff {
+		return ErrRange
+	}
+	if ifc.Outer.TPID == 0 && ifc.Inner.TPID != 0 {
+		return fmt.Errorf("vlan: inner tag without an outer tag: %w", ErrRange)
+	}
+	for _, t := range []Tag{ifc.Outer, ifc.Inner} {
+		if t.TPID != 0 && (!d.p.IsTPID(t.TPID) || !validVID(t.TCI.VID())) {
+			if !d.p.IsTPID(t.TPID) {
+				return fmt.Errorf("vlan: TPID %#04x unknown to the parser: %w", t.TPID, ErrRange)
+			}
+			return ErrReservedVID
+		}
+	}
+	if int(ifc.ID) < len(d.known) && d.known[ifc.ID] {
+		return fmt.Errorf("vlan: interface %d already added: %w", ifc.ID, ErrExists)
+	}
+	pt := &d.ports[ifc.Port]
+	id1 := uint16(ifc.ID) + 1
+	eg := egress{port: ifc.Port}
+	switch {
+	case ifc.Outer.TPID == 0:
+		if pt.untagged != 0 {
+			return ErrExists
+		}
+		pt.untagged = id1
+	default:
+		tbl := &pt.ctag
+		if ifc.Outer.TPID != TPID8021Q {
+			tbl = &pt.stag
+		}
+		e := &tbl[ifc.Outer.TCI.VID()]
+		if ifc.Inner.TPID == 0 {
+			if *e&0xffff != 0 {
+				return ErrExists
+			}
+			*e |= entry(id1)
+			eg.n, eg.tags[0] = 1, ifc.Outer
+		} else {
+			if *e>>16 == 0 {
+				d.inner = append(d.inner, [4096]uint16{})
+				*e |= entry(len(d.inner)) << 16
+			}
+			in := &d.inner[*e>>16-1][ifc.Inner.TCI.VID()]
+			if *in != 0 {
+				return ErrExists
+			}
+			*in = id1
+			eg.n, eg.tags = 2, [2]Tag{ifc.Outer, ifc.Inner}
+		}
+	}
+	for int(ifc.ID) >= len(d.eg) {
+		d.eg = append(d.eg, egress{})
+		d.known = append(d.known, false)
+	}
+	d.eg[ifc.ID], d.known[ifc.ID] = eg, true
+	return nil
+}
+
+// Counters of one logical interface (or, for Drops, of the demux as a whole).
+type Counters struct {
+	RxPackets, RxBytes, TxPackets, TxBytes uint64
+}
+
+// Drops counts frames Classify dropped, by reason.
+type Drops struct {
+	UnknownVLAN uint64 // tag (or untagged frame) with no interface on that port: Linux's PACKET_OTHERHOST
+	Malformed   uint64 // frame ends inside its Ethernet header or a tag
+}
+
+// Worker classifies and tags frames for one goroutine. Its counters are plain per-frame increments
+// in memory no other worker writes; Flush publishes them for Stats. A Worker must not be used by two
+// goroutines at once.
+type Worker struct {
+	d     *Demux
+	local []Counters // by iface ID: only this worker reads and writes
+	drops Drops
+	pub   []pubCounters
+	pubD  [2]atomic.Uint64
+	_     [64]byte
+}
+
+type pubCounters struct {
+	rxp, rxb, txp, txb atomic.Uint64
+}
+
+// NewWorker returns a worker bound to d. Create workers after the last Add.
+func (d *Demux) NewWorker() *Worker {
+	// Pad both ends so no other allocation shares a cache line with the hot counters.
+	const pad = 4 // 4 x 32 bytes
+	w := &Worker{d: d, local: make([]Counters, len(d.eg)+2*pad)[pad : pad+len(d.eg)], pub: make([]pubCounters, len(d.eg))}
+	d.mu.Lock()
+	d.worker = append(d.worker, w)
+	d.mu.Unlock()
+	return w
+}
+
+// Classify maps every frame of b, received on port, to its logical interface: it sets Frame.Port to
+// the interface ID, pops the tags that selected it (an out-of-band tag included) and counts the frame.
+// Frames of no interface, or malformed ones, are released and counted in Drops; the kept frames stay
+// in order at the front of b. It returns the number kept.
+//
+// As Linux does, a priority tag (VID 0) is not a VLAN: it is removed and the frame classified by what
+// follows (the untagged interface, or the next tag).
+func (w *Worker) Classify(port uint16, b *frame.Batch) int {
+	d := w.d
+	if int(port) >= len(d.ports) {
+		w.drops.UnknownVLAN += uint64(len(b.Frames))
+		b.Free()
+		return 0
+	}
+	pt := &d.ports[port]
+	fr := b.Frames
+	k := 0
+	for i := range fr {
+		id1, bad := w.classify(pt, b, i)
+		if id1 == 0 {
+			if bad {
+				w.drops.Malformed++
+			} else {
+				w.drops.UnknownVLAN++
+			}
+			continue
+		}
+		f := &fr[i]
+		f.Port = id1 - 1
+		if c := int(f.Port); c < len(w.local) {
+			w.local[c].RxPackets++
+			w.local[c].RxBytes += uint64(f.Len)
+		}
+		fr[k], fr[i] = fr[i], fr[k]
+		k++
+	}
+	if k < len(fr) && b.Owner != nil {
+		b.Owner.Release(fr[k:])
+	}
+	b.Frames = fr[:k]
+	return k
+}
+
+// classify returns iface+1 of frame i (0: drop; bad: malformed) and pops the tags it consumed.
+func (w *Worker) classify(pt *portTable, b *frame.Batch, i int) (id1 uint16, bad bool) {
+	p := &w.d.p
+	for try := 0; try < 2; try++ {
+		outer, ok := p.Outer(b, i)
+		if !ok {
+			if b.Frames[i].Len < frame.EtherLen {
+				return 0, true
+			}
+			return pt.untagged, false
+		}
+		vid := outer.TCI.VID()
+		if vid == VIDNone {
+			if _, err := p.Pop(b, i); err != nil {
+				return 0, true
+			}
+			continue // priority tag: classify by what follows
+		}
+		tbl := &pt.ctag
+		if outer.TPID != TPID8021Q {
+			tbl = &pt.stag
+		}
+		e := tbl[vid]
+		if e == 0 {
+			return 0, false
+		}
+		if e>>16 != 0 {
+			// QinQ candidate: the inner tag follows the outer one in the bytes (or is the first
+			// in-band tag when the outer one was out of band).
+			f := &b.Frames[i]
+			d := f.Data(b.Mem)
+			off := macLen + HeaderLen
+			if f.Flags&frame.FlagVLAN != 0 {
+				off = macLen
+			}
+			if len(d) >= off+HeaderLen+2 && p.IsTPID(binary.BigEndian.Uint16(d[off:])) {
+				ivid := binary.BigEndian.Uint16(d[off+2:]) & VIDMask
+				if in := w.d.inner[e>>16-1][ivid]; in != 0 {
+					if _, err := p.Pop(b, i); err != nil {
+						return 0, true
+					}
+					if _, err := p.Pop(b, i); err != nil {
+						return 0, true
+					}
+					return in, false
+				}
+			}
+		}
+		if e&0xffff == 0 {
+			return 0, false
+		}
+		if _, err := p.Pop(b, i); err != nil {
+			return 0, true
+		}
+		return uint16(e), false
+	}
+	return 0, false
+}
+
+// Egress pushes the tags of interface Frame.Out onto frame i (none for an untagged interface) and
+// counts it as transmitted on that interface. It returns the port to send it on, or ErrRange for an
+// unknown interface and the push error (ErrNoHeadroom, ErrTruncated) otherwise; on error the caller
+// drops the frame.
+func (w *Worker) Egress(b *frame.Batch, i int) (port uint16, err error) {
+	f := &b.Frames[i]
+	id := int(f.Out)
+	if id >= len(w.d.eg) || !w.d.known[id] {
+		return 0, ErrRange
+	}
+	eg := &w.d.eg[id]
+	for j := int(eg.n) - 1; j >= 0; j-- {
+		if err := Push(b, i, eg.tags[j]); err != nil {
+			return 0, err
+		}
+	}
+	if id < len(w.local) {
+		w.local[id].TxPackets++
+		w.local[id].TxBytes += uint64(f.Len)
+	}
+	return eg.port, nil
+}
+
+// Drops returns this worker's drop counters (call from the worker's goroutine).
+func (w *Worker) Drops() Drops { return w.drops }
+
+// Flush publishes the worker's counters for Demux.Stats. Call it from the worker's goroutine at
+// whatever cadence the application reads statistics (once per batch is correct but costs an atomic
+// store per interface; once per millisecond or per N batches is plenty for a rate display).
+func (w *Worker) Flush() {
+	for i := range w.local {
+		c, p := &w.local[i], &w.pub[i]
+		p.rxp.Store(c.RxPackets)
+		p.rxb.Store(c.RxBytes)
+		p.txp.Store(c.TxPackets)
+		p.txb.Store(c.TxBytes)
+	}
+	w.pubD[0].Store(w.drops.UnknownVLAN)
+	w.pubD[1].Store(w.drops.Malformed)
+}
+
+// Stats sums the published counters of every worker for interface id. Safe from any goroutine.
+func (d *Demux) Stats(id uint16) Counters {
+	var c Counters
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.worker {
+		if int(id) < len(w.pub) {
+			p := &w.pub[id]
+			c.RxPackets += p.rxp.Load()
+			c.RxBytes += p.rxb.Load()
+			c.TxPackets += p.txp.Load()
+			c.TxBytes += p.txb.Load()
+		}
+	}
+	return c
+}
+
+// DropStats sums the published drop counters of every worker. Safe from any goroutine.
+func (d *Demux) DropStats() Drops {
+	var s Drops
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.worker {
+		s.UnknownVLAN += w.pubD[0].Load()
+		s.Malformed += w.pubD[1].Load()
+	}
+	return s
+}
+
+// Interfaces lists the IDs added, ascending.
+func (d *Demux) Interfaces() []uint16 {
+	var ids []uint16
+	for i, k := range d.known {
+		if k {
+			ids = append(ids, uint16(i))
+		}
+	}
+	return ids
+}
