@@ -1,0 +1,69 @@
+package dsa
+
+import (
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// Test frames. Every vector is built from these pieces so that each tag's bytes stand out.
+const (
+	// DA 00:11:22:33:44:55, SA 00:aa:bb:cc:dd:ee.
+	macs = "001122334455 00aabbccddee"
+	// Link-local DA 01:80:c2:00:00:0e (LLDP), same SA: KSZ sets its override bit for these.
+	llMacs = "0180c200000e 00aabbccddee"
+	et     = "0800"
+	// IPv4 10.0.0.1 -> 10.0.0.2, UDP 1234 -> 5678, 18 data bytes: 46 bytes, so macs+et+pl = 60.
+	pl = "4500002e 00004000 401126bd 0a000001 0a000002" + " 04d2162e 001a0000" +
+		" 00010203 04050607 08090a0b 0c0d0e0f 1011"
+	inner = macs + " " + et + " " + pl
+	// A 42-byte ARP request: tail taggers and brcm pad it before tagging.
+	runt = macs + " 0806 0001 0800 06 04 0001 00aabbccddee 0a000001 000000000000 0a000002"
+)
+
+// hx decodes hex with spaces.
+func hx(s string) []byte {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// zeros is n zero bytes in hex.
+func zeros(n int) string { return strings.Repeat("00", n) }
+
+// oneFrame returns a pool and a batch holding one frame with the given bytes (64 bytes of
+// headroom, ample tailroom).
+func oneFrame(t testing.TB, data []byte) (*frame.Pool, *frame.Batch) {
+	t.Helper()
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 8, BufSize: 2048, Headroom: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := frame.NewBatch(4)
+	if n, _ := pool.Alloc(b, 1); n != 1 {
+		t.Fatal("alloc")
+	}
+	setFrame(b, 0, data)
+	return pool, b
+}
+
+func setFrame(b *frame.Batch, i int, data []byte) {
+	f := &b.Frames[i]
+	if !f.Resize(len(data)) {
+		panic("frame too long")
+	}
+	copy(f.Data(b.Mem), data)
+}
+
+func mustTagger(t testing.TB, name string) Tagger {
+	t.Helper()
+	tg, err := ByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
