@@ -192,7 +192,9 @@ func (w *Worker) Classify(port uint16, b *frame.Batch) int {
 			w.local[c].RxPackets++
 			w.local[c].RxBytes += uint64(f.Len)
 		}
-		fr[k], fr[i] = fr[i], fr[k]
+		if k != i { // after a drop only: keep the dropped frame behind the kept ones
+			fr[k], fr[i] = fr[i], fr[k]
+		}
 		k++
 	}
 	if k < len(fr) && b.Owner != nil {

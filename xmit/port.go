@@ -1,0 +1,139 @@
+package xmit
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// Sentinel errors.
+var (
+	ErrClosed = errors.New("xmit: port closed")
+)
+
+// Port is one receive queue and one transmit queue of a network interface (or of an in-memory
+// link, or of an aggregate): the contract every back-end and every forwarder in wirespeed shares.
+//
+// Recv fills an empty batch with up to b.Cap() received frames and returns how many; it does not
+// block (0, nil means nothing is waiting; see Waiter for ports that can block). It sets b.Mem and
+// b.Owner: the caller owns the frames from then on (see package frame on ownership) and their bytes
+// stay valid until the caller passes them on or frees them. Recv on a non-empty batch returns
+// ErrNotEmpty.
+//
+// Send takes ownership of every frame in b, whatever it returns, and empties b. It returns how many
+// frames it queued for transmission; each frame it could not queue (queue full, link down, too
+// big, port closed) is released and counted in Stats.TxDropped, so nothing is lost silently and the
+// caller never frees a frame it passed to Send. A frame with frame.FlagVLAN set has its out-of-band
+// tag put into the bytes on the way out (like a NIC's TX VLAN offload). Send accepts frames of any
+// arena: a back-end copies those that are not in its own memory (and counts the copy).
+//
+// Concurrency: at most one goroutine calls Recv at a time and at most one calls Send at a time (they
+// may be two different goroutines); Stats, Name and Close may be called from any goroutine. For more
+// parallelism open one Port per queue and give each worker its own (run to completion, share
+// nothing). After Close, Recv returns ErrClosed and Send drops and counts.
+type Port interface {
+	Name() string
+	Recv(b *frame.Batch) (int, error)
+	Send(b *frame.Batch) (int, error)
+	Stats() Stats
+	Close() error
+}
+
+// Waiter is implemented by ports that can block until frames arrive, so an idle worker does not
+// burn a core. Wait returns when Recv may have frames, when the timeout (in nanoseconds; <0 means
+// none) passes, or with ErrClosed.
+type Waiter interface {
+	Wait(timeoutNs int64) error
+}
+
+// LinkStater is implemented by ports that know their carrier state. Package lag uses it to take
+// members out of an aggregate.
+type LinkStater interface {
+	LinkUp() bool
+}
+
+// ErrNotEmpty is returned by Recv when the batch still holds frames.
+var ErrNotEmpty = errors.New("xmit: Recv into a non-empty batch")
+
+// Stats are a port's counters since it was opened. Frames are counted without FCS.
+type Stats struct {
+	RxPackets uint64 // frames handed to Recv's callers
+	RxBytes   uint64
+	RxDropped uint64 // frames the port (or the kernel below it) dropped before Recv saw them
+	TxPackets uint64 // frames queued for transmission
+	TxBytes   uint64
+	TxDropped uint64 // frames Send released without queueing: queue full, link down, too big, closed
+	TxCopied  uint64 // frames Send had to copy from a foreign arena
+	Errors    uint64 // system-call or ring errors
+}
+
+// Add returns the field-wise sum of s and o.
+func (s Stats) Add(o Stats) Stats {
+	return Stats{
+		s.RxPackets + o.RxPackets, s.RxBytes + o.RxBytes, s.RxDropped + o.RxDropped,
+		s.TxPackets + o.TxPackets, s.TxBytes + o.TxBytes, s.TxDropped + o.TxDropped,
+		s.TxCopied + o.TxCopied, s.Errors + o.Errors,
+	}
+}
+
+// Counters is the shared implementation of Stats for back-ends: each method is called once per
+// batch (an atomic add per field touched), never per frame, and Stats may be read from any
+// goroutine. The receive and transmit halves sit on separate cache lines because different
+// goroutines update them.
+type Counters struct {
+	rxPackets, rxBytes, rxDropped atomic.Uint64
+	_                             [128 - 24]byte
+	txPackets, txBytes, txDropped atomic.Uint64
+	txCopied, errors              atomic.Uint64
+	_                             [128 - 40]byte
+}
+
+// Rx counts a received batch.
+func (c *Counters) Rx(packets, bytes int) {
+	if packets > 0 {
+		c.rxPackets.Add(uint64(packets))
+		c.rxBytes.Add(uint64(bytes))
+	}
+}
+
+// RxDrop counts frames dropped on the way in.
+func (c *Counters) RxDrop(n int) {
+	if n > 0 {
+		c.rxDropped.Add(uint64(n))
+	}
+}
+
+// Tx counts a sent batch.
+func (c *Counters) Tx(packets, bytes int) {
+	if packets > 0 {
+		c.txPackets.Add(uint64(packets))
+		c.txBytes.Add(uint64(bytes))
+	}
+}
+
+// TxDrop counts frames dropped on the way out.
+func (c *Counters) TxDrop(n int) {
+	if n > 0 {
+		c.txDropped.Add(uint64(n))
+	}
+}
+
+// TxCopy counts frames copied from a foreign arena.
+func (c *Counters) TxCopy(n int) {
+	if n > 0 {
+		c.txCopied.Add(uint64(n))
+	}
+}
+
+// Error counts an error.
+func (c *Counters) Error() { c.errors.Add(1) }
+
+// Stats reads the counters.
+func (c *Counters) Stats() Stats {
+	return Stats{
+		RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(), RxDropped: c.rxDropped.Load(),
+		TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(), TxDropped: c.txDropped.Load(),
+		TxCopied: c.txCopied.Load(), Errors: c.errors.Load(),
+	}
+}
