@@ -27,12 +27,12 @@ var pipeSeq atomic.Uint64
 // SetLinkUp, Wait (from the receiving goroutine) and Close from anywhere. Each direction is a queue
 // guarded by a mutex taken once per batch, never per frame.
 type MemPort struct {
-	_    [0]sync.Mutex
-	name string
-	pool *frame.Pool
-	rx   *memQueue // what this end receives
-	tx   *memQueue // the peer's rx
-	link *atomic.Bool
+	_      [0]sync.Mutex
+	name   string
+	pool   *frame.Pool
+	rx     *memQueue // what this end receives
+	tx     *memQueue // the peer's rx
+	link   *atomic.Bool
 	mtu    int
 	closed atomic.Bool
 	c      Counters
