@@ -34,6 +34,8 @@ func newWriter() *writer {
 		hasLong: make([]uint64, numSlots/64),
 		cover:   make([]uint32, numSlots),
 		dirty:   make([]uint64, numSlots/64),
+		nodes:   []node{dummyNode},
+		leaves:  []uint16{leafNone},
 	}
 	for i := range w.short {
 		w.short[i] = make(map[uint32]uint16)
@@ -281,8 +283,8 @@ func (w *writer) rebuild() *snapshot {
 	if w.dead > 0 { // estimate the live sizes
 		nn, nl = nn/2+16, nl/2+16
 	}
-	w.nodes = make([]node, 0, nn)
-	w.leaves = make([]uint16, 0, nl)
+	w.nodes = append(make([]node, 0, nn), dummyNode)
+	w.leaves = append(make([]uint16, 0, nl), leafNone)
 	w.dead = 0
 	dp := make([]uint32, numSlots)
 	for s := range uint32(numSlots) {
@@ -342,8 +344,8 @@ func buildAll(routes []Route) (*writer, *snapshot, error) {
 	w := newWriter()
 	w.n = len(packed)
 	dp := make([]uint32, numSlots)
-	w.nodes = make([]node, 0, len(packed)/8+64)
-	w.leaves = make([]uint16, 0, len(packed)*2+64)
+	w.nodes = append(make([]node, 0, len(packed)/8+64), dummyNode)
+	w.leaves = append(make([]uint16, 0, len(packed)*2+64), leafNone)
 	for j := 0; j < len(packed); {
 		r := packed[j]
 		a, l, leaf := uint32(r>>32), int(r>>16&0xFF), uint16(r)

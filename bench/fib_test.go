@@ -1,0 +1,370 @@
+package bench
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gaissmai/bart"
+	"github.com/wirespeed/wirespeed/fib"
+)
+
+// The real table: 901,899 IPv4 prefixes (and IPv6 lines, skipped) of a full Internet table, shipped in
+// bart's module zip. It is located in the module cache at run time and never copied into this repository.
+const realTableRel = "internal/tests/testdata/prefixes.txt.gz"
+
+type route struct {
+	p  netip.Prefix
+	nh uint32
+}
+
+// numNextHops models the next hops of the real table (it has none): each prefix gets one of 16 next hops
+// chosen by a hash of the prefix, i.e. uncorrelated with its neighbours. Real tables correlate (adjacent
+// prefixes often share a peer), which helps poptrie's leaf compression; this is the pessimistic case.
+const numNextHops = 16
+
+var realTable struct {
+	once   sync.Once
+	routes []route
+	err    error
+}
+
+func bartDir() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gaissmai/bart").Output()
+	if err == nil && strings.TrimSpace(string(out)) != "" {
+		return strings.TrimSpace(string(out)), nil
+	}
+	// Fallback without the go command: the module cache and the version this binary was built with.
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		if gp := os.Getenv("GOPATH"); gp != "" {
+			cache = filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod")
+		} else if home, herr := os.UserHomeDir(); herr == nil {
+			cache = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && cache != "" {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/gaissmai/bart" {
+				return filepath.Join(cache, "github.com", "gaissmai", "bart@"+d.Version), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("go list: %v", err)
+}
+
+func loadRealTable() ([]route, error) {
+	realTable.once.Do(func() {
+		dir, err := bartDir()
+		if err != nil {
+			realTable.err = fmt.Errorf("cannot locate module github.com/gaissmai/bart: %w", err)
+			return
+		}
+		f, err := os.Open(filepath.Join(dir, realTableRel))
+		if err != nil {
+			realTable.err = fmt.Errorf("real table missing from bart's module: %w", err)
+			return
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			realTable.err = err
+			return
+		}
+		sc := bufio.NewScanner(zr)
+		for sc.Scan() {
+			p, err := netip.ParsePrefix(strings.TrimSpace(sc.Text()))
+			if err != nil || !p.Addr().Is4() {
+				continue
+			}
+			p = p.Masked()
+			h := uint64(u32(p.Addr()))<<8 | uint64(p.Bits())
+			h *= 0x9E3779B97F4A7C15
+			realTable.routes = append(realTable.routes, route{p, uint32(h>>40) % numNextHops})
+		}
+		realTable.err = sc.Err()
+	})
+	return realTable.routes, realTable.err
+}
+
+func realRoutes(tb testing.TB) []route {
+	rs, err := loadRealTable()
+	if err != nil {
+		tb.Skipf("skipping: the real table (bart module zip, %s) is not available: %v", realTableRel, err)
+	}
+	if len(rs) < 100000 {
+		tb.Skipf("skipping: the real table has only %d IPv4 prefixes", len(rs))
+	}
+	return rs
+}
+
+const numProbes = 1 << 20 // 1,048,576 pre-generated probes per key kind
+
+// makeProbes returns uniformly random addresses (random) or random hosts inside random table prefixes
+// (intable).
+func makeProbes(routes []route, kind string) []uint32 {
+	rng := rand.New(rand.NewPCG(42, uint64(len(kind))))
+	ps := make([]uint32, numProbes)
+	for i := range ps {
+		if kind == "random" {
+			ps[i] = rng.Uint32()
+			continue
+		}
+		r := routes[rng.IntN(len(routes))]
+		host := rng.Uint32()
+		if r.p.Bits() > 0 {
+			host &= ^uint32(0) >> r.p.Bits()
+		}
+		ps[i] = u32(r.p.Addr()) | host
+	}
+	return ps
+}
+
+func toAddrs(ps []uint32) []netip.Addr {
+	out := make([]netip.Addr, len(ps))
+	for i, a := range ps {
+		out[i] = netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)})
+	}
+	return out
+}
+
+// measure builds a structure, returning it with its build time and the heap bytes it retains.
+func measure[T any](build func() T) (T, time.Duration, uint64) {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	t0 := time.Now()
+	x := build()
+	d := time.Since(t0)
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(build) // the input it captured was live before, too
+	return x, d, m1.HeapAlloc - min(m1.HeapAlloc, m0.HeapAlloc)
+}
+
+func buildWirespeed(routes []route) func() *fib.Table {
+	in := make([]fib.Route, len(routes))
+	for i, r := range routes {
+		in[i] = fib.Route{Prefix: r.p, NextHop: r.nh}
+	}
+	return func() *fib.Table {
+		t := fib.New()
+		if err := t.Replace(in); err != nil {
+			panic(err)
+		}
+		return t
+	}
+}
+
+func buildBartFast(routes []route) func() *bart.Fast[uint32] {
+	return func() *bart.Fast[uint32] {
+		t := new(bart.Fast[uint32])
+		for _, r := range routes {
+			t.Insert(r.p, r.nh)
+		}
+		return t
+	}
+}
+
+func buildBartTable(routes []route) func() *bart.Table[uint32] {
+	return func() *bart.Table[uint32] {
+		t := new(bart.Table[uint32])
+		for _, r := range routes {
+			t.Insert(r.p, r.nh)
+		}
+		return t
+	}
+}
+
+type built struct {
+	dur   time.Duration
+	bytes uint64
+}
+
+func (bl built) report(b *testing.B, n int) {
+	b.ReportMetric(float64(bl.bytes)/float64(n), "B/prefix")
+	b.ReportMetric(float64(bl.dur.Microseconds())/1000, "build-ms")
+}
+
+var sink uint32
+
+// BenchmarkFIBLookup compares longest-prefix-match lookups over the real full table: wirespeed's fib
+// (single lookups from a netip.Addr and from a uint32, and 64-address batches), bart.Fast and bart.Table
+// v0.30.0 (netip.Addr), and a plain DIR-24-8 (uint32). ns/op is per lookup. B/prefix is the heap the built
+// structure retains divided by the number of prefixes; for wirespeed, lookup-B/prefix counts only what
+// lookups read (the poptrie), B/prefix also its writer-side route store. build-ms is the time to build
+// the structure from a list of routes.
+func BenchmarkFIBLookup(b *testing.B) {
+	routes := realRoutes(b)
+	n := len(routes)
+	keys := map[string][]uint32{"random": makeProbes(routes, "random"), "intable": makeProbes(routes, "intable")}
+	addrs := map[string][]netip.Addr{"random": toAddrs(keys["random"]), "intable": toAddrs(keys["intable"])}
+	kinds := []string{"random", "intable"}
+
+	ws, wsDur, wsBytes := measure(buildWirespeed(routes))
+	wsBuilt := built{wsDur, wsBytes}
+	lookupBytes := ws.Stats().LookupBytes
+	for _, k := range kinds {
+		b.Run("impl=wirespeed/keys="+k, func(b *testing.B) {
+			ps := addrs[k]
+			b.ReportAllocs()
+			var s uint32
+			for i := 0; i < b.N; i++ {
+				nh, _ := ws.Lookup(ps[i&(numProbes-1)])
+				s += nh
+			}
+			sink += s
+			wsBuilt.report(b, n)
+			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
+		})
+		b.Run("impl=wirespeed-u32/keys="+k, func(b *testing.B) {
+			ps := keys[k]
+			b.ReportAllocs()
+			var s uint32
+			for i := 0; i < b.N; i++ {
+				nh, _ := ws.LookupU32(ps[i&(numProbes-1)])
+				s += nh
+			}
+			sink += s
+			wsBuilt.report(b, n)
+			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
+		})
+		b.Run("impl=wirespeed-batch/keys="+k, func(b *testing.B) {
+			ps := keys[k]
+			const chunk = 64
+			var out [chunk]uint32
+			b.ReportAllocs()
+			var s uint32
+			for i := 0; i < b.N; i += chunk {
+				j := i & (numProbes - 1)
+				m := min(chunk, b.N-i)
+				ws.LookupBatch(ps[j:j+m], out[:m])
+				s += out[0]
+			}
+			sink += s
+			wsBuilt.report(b, n)
+			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
+		})
+	}
+	runtime.KeepAlive(ws)
+
+	bf, bfDur, bfBytes := measure(buildBartFast(routes))
+	for _, k := range kinds {
+		b.Run("impl=bart/keys="+k, func(b *testing.B) {
+			ps := addrs[k]
+			b.ReportAllocs()
+			var s uint32
+			for i := 0; i < b.N; i++ {
+				nh, _ := bf.Lookup(ps[i&(numProbes-1)])
+				s += nh
+			}
+			sink += s
+			built{bfDur, bfBytes}.report(b, n)
+		})
+	}
+	runtime.KeepAlive(bf)
+	bf = nil
+
+	bt, btDur, btBytes := measure(buildBartTable(routes))
+	for _, k := range kinds {
+		b.Run("impl=bart-table/keys="+k, func(b *testing.B) {
+			ps := addrs[k]
+			b.ReportAllocs()
+			var s uint32
+			for i := 0; i < b.N; i++ {
+				nh, _ := bt.Lookup(ps[i&(numProbes-1)])
+				s += nh
+			}
+			sink += s
+			built{btDur, btBytes}.report(b, n)
+		})
+	}
+	runtime.KeepAlive(bt)
+	bt = nil
+
+	d, dDur, dBytes := measure(func() *dir248 { return newDIR248(routes) })
+	for _, k := range kinds {
+		b.Run("impl=dir248/keys="+k, func(b *testing.B) {
+			ps := keys[k]
+			b.ReportAllocs()
+			var s uint32
+			for i := 0; i < b.N; i++ {
+				nh, _ := d.lookup(ps[i&(numProbes-1)])
+				s += nh
+			}
+			sink += s
+			built{dDur, dBytes}.report(b, n)
+		})
+	}
+	runtime.KeepAlive(d)
+}
+
+// TestFIBRealTableAgrees checks wirespeed's fib against bart.Fast and the DIR-24-8 reference on the real
+// table: every one of 2M probes (random and in-table) gets the same answer from all three, and a sample
+// also matches a naive longest-first search.
+func TestFIBRealTableAgrees(t *testing.T) {
+	routes := realRoutes(t)
+	ws := buildWirespeed(routes)()
+	bf := buildBartFast(routes)()
+	d := newDIR248(routes)
+	naive := make([]map[uint32]uint32, 33)
+	for i := range naive {
+		naive[i] = map[uint32]uint32{}
+	}
+	for _, r := range routes {
+		naive[r.p.Bits()][u32(r.p.Addr())] = r.nh
+	}
+	if ws.Len() != len(routes) {
+		t.Fatalf("wirespeed has %d prefixes, the file %d", ws.Len(), len(routes))
+	}
+	for _, kind := range []string{"random", "intable"} {
+		ps := makeProbes(routes, kind)
+		out := make([]uint32, len(ps))
+		ws.LookupBatch(ps, out)
+		for i, a := range ps {
+			got, ok := ws.LookupU32(a)
+			addr := netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)})
+			want, wok := bf.Lookup(addr)
+			if !wok {
+				want = fib.NoRoute
+			}
+			dv, dok := d.lookup(a)
+			if !dok {
+				dv = fib.NoRoute
+			}
+			if got != want || ok != wok || dv != want || out[i] != want {
+				t.Fatalf("%s %v: wirespeed %d/%v batch %d, bart %d/%v, dir248 %d", kind, addr, got, ok, out[i], want, wok, dv)
+			}
+			if i%16 == 0 {
+				nv := fib.NoRoute
+				for l := 32; l >= 0; l-- {
+					m := uint32(0)
+					if l > 0 {
+						m = ^uint32(0) << (32 - l)
+					}
+					if v, ok := naive[l][a&m]; ok {
+						nv = v
+						break
+					}
+				}
+				if nv != got {
+					t.Fatalf("%s %v: wirespeed %d, naive %d", kind, addr, got, nv)
+				}
+			}
+		}
+	}
+}
