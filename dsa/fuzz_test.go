@@ -1,0 +1,175 @@
+package dsa
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// fuzzTagger checks, for arbitrary bytes: Parse and Decode never panic and agree; a failed Decode
+// leaves the frame untouched, a successful one shrinks it by exactly Info.Removed() and leaves at
+// least an Ethernet header; Encode toward an arbitrary Dest never panics, fails without touching
+// the frame, or grows it within the format's padding and TxLen and is read back by the naive
+// oracle as the same port mask.
+func fuzzTagger(f *testing.F, name string) {
+	tg, err := ByName(name)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range seedsFor(name) {
+		f.Add(s.data, s.port, s.flags)
+	}
+	spec := tg.Spec()
+	f.Fuzz(func(t *testing.T, data []byte, port uint8, flags uint8) {
+		if len(data) > 1500 {
+			return
+		}
+		pin, perr := tg.Parse(data)
+		_, b := oneFrame(t, data)
+		fr := &b.Frames[0]
+		if flags&0x80 != 0 {
+			fr.Flags |= frame.FlagVLAN
+			fr.TPID, fr.TCI = 0x8100, uint16(port)<<4|uint16(flags)
+			if flags&0x40 != 0 {
+				fr.TPID = 0x88a8
+			}
+		}
+		before := *fr
+		in, err := tg.Decode(b, 0)
+		if err != perr || (err == nil && in != pin) {
+			t.Fatalf("Decode %+v %v, Parse %+v %v", in, err, pin, perr)
+		}
+		if err != nil {
+			if *fr != before || !bytes.Equal(b.Bytes(0), data) {
+				t.Fatal("failed Decode changed the frame")
+			}
+		} else {
+			if len(data)-len(b.Bytes(0)) != in.Removed() || len(b.Bytes(0)) < frame.EtherLen {
+				t.Fatalf("Decode: %d -> %d bytes, Removed %d", len(data), len(b.Bytes(0)), in.Removed())
+			}
+			if int(in.TagLen) > spec.RxLen {
+				t.Fatalf("TagLen %d > RxLen %d", in.TagLen, spec.RxLen)
+			}
+		}
+		// Encode the original bytes.
+		*fr = before
+		setFrame(b, 0, data)
+		d := Dest{Ports: Port(int(port & 31)), Switch: flags >> 5, Prio: port >> 5, Bridge: flags & 3,
+			Flags: DestFlags(flags>>4) & 7}
+		if flags&8 != 0 {
+			d.Ports |= Port(int(flags & 7))
+		}
+		pre := *fr
+		err = tg.Encode(b, 0, d)
+		if err != nil {
+			if *fr != pre || !bytes.Equal(b.Bytes(0), data) {
+				t.Fatal("failed Encode changed the frame")
+			}
+			return
+		}
+		grew := len(b.Bytes(0)) - max(len(data), spec.PadTo)
+		limit := spec.TxLen
+		if grew < 0 || grew > limit {
+			t.Fatalf("Encode grew %d -> %d bytes (pad %d, TxLen %d)", len(data), len(b.Bytes(0)), spec.PadTo, spec.TxLen)
+		}
+		if grew == limit && limit > 0 && d.Ports != 0 && d.Bridge == 0 && d.Flags&(DestTimestamp|DestBridged) == 0 && fr.Flags&frame.FlagVLAN == 0 {
+			// A fresh tag (no folding into an existing VLAN tag): the oracle reads the port back.
+			if _, mask := naiveTx(name, b.Bytes(0)); name != "none" && mask != uint32(d.Ports) {
+				t.Fatalf("oracle reads mask %#x, encoded %#x", mask, d.Ports)
+			}
+		}
+	})
+}
+
+type seed struct {
+	data  []byte
+	port  uint8
+	flags uint8
+}
+
+// seedsFor: the tagger's vectors, oracle frames, a runt and an empty frame.
+func seedsFor(name string) []seed {
+	var out []seed
+	for _, v := range rxVectors {
+		if v.tagger == name {
+			out = append(out, seed{hx(v.in), 1, 0})
+		}
+	}
+	for _, v := range txVectors {
+		if v.tagger == name && v.err == nil {
+			out = append(out, seed{hx(v.in), uint8(v.dest.Ports.First() & 0xff), uint8(v.dest.Flags) << 4})
+		}
+	}
+	out = append(out, seed{naiveRx(name, hx(inner), 0, 1%rxWidth[name]), 2, 0x80}, seed{hx(runt), 0, 0}, seed{nil, 0, 0})
+	return out
+}
+
+// TestWriteFuzzSeeds regenerates testdata/fuzz/Fuzz*/ from seedsFor when DSA_WRITE_SEEDS=1.
+func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("DSA_WRITE_SEEDS") != "1" {
+		t.Skip("set DSA_WRITE_SEEDS=1 to rewrite testdata/fuzz")
+	}
+	for _, name := range Names() {
+		dir := filepath.Join("testdata", "fuzz", fuzzName(name))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range seedsFor(name) {
+			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\nbyte(%q)\nbyte(%q)\n", s.data, s.port, s.flags)
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// fuzzName maps a tag protocol name to its fuzz target.
+func fuzzName(name string) string {
+	m := map[string]string{
+		"none": "FuzzNone", "dsa": "FuzzDSA", "edsa": "FuzzEDSA", "brcm": "FuzzBrcm", "brcm-prepend": "FuzzBrcmPrepend",
+		"qca": "FuzzQCA", "mtk": "FuzzMTK", "ksz8795": "FuzzKSZ8795", "ksz9477": "FuzzKSZ9477", "ksz9893": "FuzzKSZ9893",
+		"lan937x": "FuzzLAN937x", "rtl4a": "FuzzRTL4A", "rtl8_4": "FuzzRTL84", "rtl8_4t": "FuzzRTL84T",
+		"ocelot-8021q": "FuzzOcelot8021Q", "vsc73xx-8021q": "FuzzVSC73xx8021Q", "sja1105": "FuzzSJA1105",
+		"ar9331": "FuzzAR9331", "gswip": "FuzzGSWIP", "hellcreek": "FuzzHellcreek", "lan9303": "FuzzLAN9303",
+		"trailer": "FuzzTrailer",
+	}
+	return m[name]
+}
+
+func TestFuzzTargetsCoverAllTaggers(t *testing.T) {
+	for _, n := range Names() {
+		if fuzzName(n) == "" {
+			t.Errorf("no fuzz target for %s", n)
+		}
+		if _, err := os.Stat(filepath.Join("testdata", "fuzz", fuzzName(n))); err != nil {
+			t.Errorf("no seed corpus for %s: %v", n, err)
+		}
+	}
+}
+
+func FuzzNone(f *testing.F)          { fuzzTagger(f, "none") }
+func FuzzDSA(f *testing.F)           { fuzzTagger(f, "dsa") }
+func FuzzEDSA(f *testing.F)          { fuzzTagger(f, "edsa") }
+func FuzzBrcm(f *testing.F)          { fuzzTagger(f, "brcm") }
+func FuzzBrcmPrepend(f *testing.F)   { fuzzTagger(f, "brcm-prepend") }
+func FuzzQCA(f *testing.F)           { fuzzTagger(f, "qca") }
+func FuzzMTK(f *testing.F)           { fuzzTagger(f, "mtk") }
+func FuzzKSZ8795(f *testing.F)       { fuzzTagger(f, "ksz8795") }
+func FuzzKSZ9477(f *testing.F)       { fuzzTagger(f, "ksz9477") }
+func FuzzKSZ9893(f *testing.F)       { fuzzTagger(f, "ksz9893") }
+func FuzzLAN937x(f *testing.F)       { fuzzTagger(f, "lan937x") }
+func FuzzRTL4A(f *testing.F)         { fuzzTagger(f, "rtl4a") }
+func FuzzRTL84(f *testing.F)         { fuzzTagger(f, "rtl8_4") }
+func FuzzRTL84T(f *testing.F)        { fuzzTagger(f, "rtl8_4t") }
+func FuzzOcelot8021Q(f *testing.F)   { fuzzTagger(f, "ocelot-8021q") }
+func FuzzVSC73xx8021Q(f *testing.F)  { fuzzTagger(f, "vsc73xx-8021q") }
+func FuzzSJA1105(f *testing.F)       { fuzzTagger(f, "sja1105") }
+func FuzzAR9331(f *testing.F)        { fuzzTagger(f, "ar9331") }
+func FuzzGSWIP(f *testing.F)         { fuzzTagger(f, "gswip") }
+func FuzzHellcreek(f *testing.F)     { fuzzTagger(f, "hellcreek") }
+func FuzzLAN9303(f *testing.F)       { fuzzTagger(f, "lan9303") }
+func FuzzTrailer(f *testing.F)       { fuzzTagger(f, "trailer") }
