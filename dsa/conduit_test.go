@@ -1,0 +1,312 @@
+package dsa
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+func newPool(t testing.TB) *frame.Pool {
+	t.Helper()
+	p, err := frame.NewPool(&frame.PoolConfig{Buffers: 512, BufSize: 2048, Headroom: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fill allocates one frame per element of data into an empty batch.
+func fill(t testing.TB, pool *frame.Pool, b *frame.Batch, data ...[]byte) {
+	t.Helper()
+	if n, err := pool.Alloc(b, len(data)); n != len(data) || err != nil {
+		t.Fatalf("alloc %d: %d %v", len(data), n, err)
+	}
+	base := b.Len() - len(data)
+	for i, d := range data {
+		setFrame(b, base+i, d)
+	}
+}
+
+// opaque hides the built-in codec so that the conduit takes its generic (interface) path.
+type opaque struct{ Tagger }
+
+func TestConduitRecv(t *testing.T) {
+	for _, generic := range []bool{false, true} {
+		for _, withDrop := range []bool{false, true} {
+			tg := mustTagger(t, "edsa")
+			if generic {
+				tg = opaque{tg}
+			}
+			c, err := NewConduit(Config{Tagger: tg, Ports: 8, Switches: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool := newPool(t)
+			b := frame.NewBatch(16)
+			in := hx(inner)
+			fwd := func(dev, port byte) []byte { return naiveRx("edsa", in, int(dev), int(port)) }
+			frames := [][]byte{
+				fwd(0, 3), // user port 3
+				hx(macs + " dada0000 40180000 " + et + pl), // FROM_CPU: bad tag
+				fwd(1, 5), // user port 8+5 = 13
+				fwd(0, 9), // port 9 >= 8: out of range
+				fwd(4, 1), // switch 4 >= 2: out of range
+				hx(macs),  // truncated
+				hx(macs + " dada0000 c01c0000 " + et + pl),  // trunk
+				hx(macs + " dada0000 0118 1000 " + et + pl), // FRAME2REG: unsupported
+				fwd(1, 0), // user port 8
+			}
+			fill(t, pool, b, frames...)
+			var drop *frame.Batch
+			if withDrop {
+				drop = frame.NewBatch(16)
+			}
+			n := c.Recv(b, drop)
+			if n != 3 || b.Len() != 3 {
+				t.Fatalf("kept %d", n)
+			}
+			for i, want := range []uint16{3, 13, 8} {
+				if b.Frames[i].Port != want || !bytes.Equal(b.Bytes(i), in) {
+					t.Fatalf("frame %d: port %d, bytes % x", i, b.Frames[i].Port, b.Bytes(i))
+				}
+			}
+			wantDrops := map[Reason]uint64{ReasonBadTag: 1, ReasonPort: 2, ReasonTruncated: 1, ReasonTrunk: 1, ReasonUnsupported: 1}
+			for r := ReasonNone; r < NumReasons; r++ {
+				if got := c.RxDrops(r); got != wantDrops[r] {
+					t.Errorf("drops %v: %d, want %d", r, got, wantDrops[r])
+				}
+			}
+			if s := c.Stats(13); s.RxFrames != 1 || s.RxBytes != uint64(len(in)) {
+				t.Errorf("stats port 13: %+v", s)
+			}
+			if withDrop {
+				if drop.Len() != 6 {
+					t.Fatalf("drop batch holds %d", drop.Len())
+				}
+				if pool.InUse() != 9 {
+					t.Fatalf("in use %d", pool.InUse())
+				}
+				drop.Free()
+			}
+			if pool.InUse() != 3 {
+				t.Fatalf("%d buffers in use, want the 3 kept frames (dropped ones released)", pool.InUse())
+			}
+			b.Free()
+			if pool.InUse() != 0 {
+				t.Fatal("buffers lost")
+			}
+		}
+	}
+}
+
+func TestConduitSend(t *testing.T) {
+	c, err := NewConduit(Config{Tagger: mustTagger(t, "ksz9477"), Ports: 7, Prio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newPool(t)
+	b := frame.NewBatch(8)
+	in := hx(inner)
+	fill(t, pool, b, in, in, in, in)
+	b.Frames[0].Out = 2
+	b.Frames[1].Out = 7 // no such user port
+	b.Frames[2].Out = 6
+	b.Frames[3].Out = 2
+	b.Frames[3].Tail = 1 // no room for the tag
+	if n := c.Send(b, nil); n != 2 {
+		t.Fatalf("sent %d", n)
+	}
+	if !bytes.Equal(b.Bytes(0), cat(in, []byte{0, 0x84})) || !bytes.Equal(b.Bytes(1), cat(in, []byte{0, 0xc0})) {
+		t.Fatalf("tags: % x / % x", b.Bytes(0)[60:], b.Bytes(1)[60:])
+	}
+	if c.TxDrops(ReasonPort) != 1 || c.TxDrops(ReasonNoTailroom) != 1 {
+		t.Fatal("tx drop counters")
+	}
+	if s := c.Stats(2); s.TxFrames != 1 || s.TxBytes != 62 {
+		t.Fatalf("stats %+v", s)
+	}
+	b.Free()
+	// SendTo floods a mask; every port of it counts the frames.
+	fill(t, pool, b, in, in)
+	if n := c.SendTo(b, Dest{Ports: Port(0) | Port(5)}, nil); n != 2 {
+		t.Fatal(n)
+	}
+	if c.Stats(0).TxFrames != 2 || c.Stats(5).TxFrames != 2 || c.Stats(2).TxFrames != 1 {
+		t.Fatal("SendTo counters")
+	}
+	b.Free()
+	if pool.InUse() != 0 {
+		t.Fatal("buffers lost")
+	}
+}
+
+// ptpL2 is a PTPv2 Sync over Ethernet (EtherType 0x88F7); ptpUDP a Sync to UDP port 319.
+var (
+	ptpL2  = hx("011b19000000 00aabbccddee 88f7 0002002c" + zeros(40))
+	ptpUDP = hx("01005e000181 00aabbccddee 0800 4500003c 00000000 0111 0000 0a000001 e0000181 013f013f 00280000" + zeros(32))
+)
+
+func TestConduitTimestamps(t *testing.T) {
+	c, err := NewConduit(Config{Tagger: mustTagger(t, "ksz9477")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newPool(t)
+	b := frame.NewBatch(8)
+	ts := []byte{0x40, 0, 0, 7}
+	frames := func() [][]byte {
+		return [][]byte{
+			cat(ptpL2, ts, []byte{0x81}),     // port 1, PTP, stamped
+			cat(ptpUDP, ts, []byte{0x81}),    // port 1, PTP over UDP, stamped
+			cat(hx(inner), ts, []byte{0x81}), // port 1, not PTP
+			cat(ptpL2, ts, []byte{0x82}),     // port 2: timestamping off
+			cat(ptpL2, []byte{0x01}),         // port 1, PTP, no timestamp in the tag
+		}
+	}
+	check := func(on bool) {
+		fill(t, pool, b, frames()...)
+		c.Recv(b, nil)
+		for i := range b.Frames {
+			f := &b.Frames[i]
+			want := on && (i == 0 || i == 1)
+			if got := f.Flags&frame.FlagTimestamp != 0; got != want || (want && f.Meta != 0x40000007) {
+				t.Fatalf("on=%v frame %d: stamped %v meta %#x", on, i, got, f.Meta)
+			}
+		}
+		b.Free()
+	}
+	check(false)
+	if c.Stats(1).RxPTP != 0 {
+		t.Fatal("classified while off")
+	}
+	if err := c.EnableTimestamps(1, true); err != nil {
+		t.Fatal(err)
+	}
+	check(ptpCompiled)
+	if want := map[bool]uint64{true: 3, false: 0}[ptpCompiled]; c.Stats(1).RxPTP != want {
+		t.Fatalf("RxPTP %d, want %d", c.Stats(1).RxPTP, want)
+	}
+	_ = c.EnableTimestamps(1, false)
+	check(false)
+	if c.EnableTimestamps(7, true) != ErrPort {
+		t.Fatal("port 7 accepted")
+	}
+}
+
+// The owner runs batches while other goroutines read counters and toggle timestamping.
+func TestConduitConcurrentReaders(t *testing.T) {
+	c, err := NewConduit(Config{Tagger: mustTagger(t, "qca"), Ports: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newPool(t)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			var last uint64
+			for !stop.Load() {
+				s := c.Stats(3)
+				if s.RxFrames < last {
+					t.Error("counter went backwards")
+				}
+				last = s.RxFrames
+				_ = c.RxDrops(ReasonBadTag)
+				_ = c.EnableTimestamps(g, last%2 == 0)
+			}
+		})
+	}
+	b := frame.NewBatch(64)
+	good := naiveRx("qca", hx(inner), 0, 3)
+	bad := hx(macs + " 4004 " + et + pl)
+	const rounds = 200
+	for range rounds {
+		for i := range 64 {
+			d := good
+			if i%8 == 0 {
+				d = bad
+			}
+			fill(t, pool, b, d)
+		}
+		c.Recv(b, nil)
+		b.Free()
+	}
+	stop.Store(true)
+	wg.Wait()
+	if s := c.Stats(3); s.RxFrames != rounds*56 || c.RxDrops(ReasonBadTag) != rounds*8 {
+		t.Fatalf("stats %+v drops %d", s, c.RxDrops(ReasonBadTag))
+	}
+	if pool.InUse() != 0 {
+		t.Fatal("buffers lost")
+	}
+}
+
+func TestNewConduitErrors(t *testing.T) {
+	for _, cfg := range []Config{{}, {Tagger: mustTagger(t, "dsa"), Ports: 40}, {Tagger: mustTagger(t, "dsa"), Switches: 33}} {
+		if _, err := NewConduit(cfg); err == nil {
+			t.Errorf("%+v accepted", cfg)
+		}
+	}
+	if _, err := ByName("nope"); err == nil {
+		t.Error("unknown name accepted")
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	for _, name := range Names() {
+		tg := mustTagger(t, name)
+		spec := tg.Spec()
+		port := 1 % min(spec.Ports, rxWidth[name])
+		rx := naiveRx(name, hx(inner), 0, port)
+		_, b := oneFrame(t, rx)
+		orig := b.Frames[0]
+		if a := testing.AllocsPerRun(100, func() {
+			b.Frames[0] = orig
+			setFrame(b, 0, rx)
+			if _, err := tg.Decode(b, 0); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("%s Decode: %v allocs", name, a)
+		}
+		tx := hx(inner)
+		if a := testing.AllocsPerRun(100, func() {
+			b.Frames[0] = orig
+			setFrame(b, 0, tx)
+			if err := tg.Encode(b, 0, To(port)); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("%s Encode: %v allocs", name, a)
+		}
+	}
+	// The conduit, with timestamping on and with drops.
+	c, _ := NewConduit(Config{Tagger: mustTagger(t, "ksz9477")})
+	_ = c.EnableTimestamps(1, true)
+	pool := newPool(t)
+	b := frame.NewBatch(64)
+	drop := frame.NewBatch(64)
+	good := cat(ptpL2, []byte{0x40, 0, 0, 1, 0x81})
+	bad := hx(macs)
+	if a := testing.AllocsPerRun(50, func() {
+		for i := range 64 {
+			if i%16 == 0 {
+				fill(t, pool, b, bad)
+			} else {
+				fill(t, pool, b, good)
+			}
+		}
+		c.Recv(b, drop)
+		for i := range b.Frames {
+			b.Frames[i].Out = 1
+		}
+		c.Send(b, nil)
+		b.Free()
+		drop.Free()
+	}); a != 0 {
+		t.Errorf("conduit: %v allocs", a)
+	}
+}
