@@ -151,25 +151,25 @@ func TestFuzzTargetsCoverAllTaggers(t *testing.T) {
 	}
 }
 
-func FuzzNone(f *testing.F)          { fuzzTagger(f, "none") }
-func FuzzDSA(f *testing.F)           { fuzzTagger(f, "dsa") }
-func FuzzEDSA(f *testing.F)          { fuzzTagger(f, "edsa") }
-func FuzzBrcm(f *testing.F)          { fuzzTagger(f, "brcm") }
-func FuzzBrcmPrepend(f *testing.F)   { fuzzTagger(f, "brcm-prepend") }
-func FuzzQCA(f *testing.F)           { fuzzTagger(f, "qca") }
-func FuzzMTK(f *testing.F)           { fuzzTagger(f, "mtk") }
-func FuzzKSZ8795(f *testing.F)       { fuzzTagger(f, "ksz8795") }
-func FuzzKSZ9477(f *testing.F)       { fuzzTagger(f, "ksz9477") }
-func FuzzKSZ9893(f *testing.F)       { fuzzTagger(f, "ksz9893") }
-func FuzzLAN937x(f *testing.F)       { fuzzTagger(f, "lan937x") }
-func FuzzRTL4A(f *testing.F)         { fuzzTagger(f, "rtl4a") }
-func FuzzRTL84(f *testing.F)         { fuzzTagger(f, "rtl8_4") }
-func FuzzRTL84T(f *testing.F)        { fuzzTagger(f, "rtl8_4t") }
-func FuzzOcelot8021Q(f *testing.F)   { fuzzTagger(f, "ocelot-8021q") }
-func FuzzVSC73xx8021Q(f *testing.F)  { fuzzTagger(f, "vsc73xx-8021q") }
-func FuzzSJA1105(f *testing.F)       { fuzzTagger(f, "sja1105") }
-func FuzzAR9331(f *testing.F)        { fuzzTagger(f, "ar9331") }
-func FuzzGSWIP(f *testing.F)         { fuzzTagger(f, "gswip") }
-func FuzzHellcreek(f *testing.F)     { fuzzTagger(f, "hellcreek") }
-func FuzzLAN9303(f *testing.F)       { fuzzTagger(f, "lan9303") }
-func FuzzTrailer(f *testing.F)       { fuzzTagger(f, "trailer") }
+func FuzzNone(f *testing.F)         { fuzzTagger(f, "none") }
+func FuzzDSA(f *testing.F)          { fuzzTagger(f, "dsa") }
+func FuzzEDSA(f *testing.F)         { fuzzTagger(f, "edsa") }
+func FuzzBrcm(f *testing.F)         { fuzzTagger(f, "brcm") }
+func FuzzBrcmPrepend(f *testing.F)  { fuzzTagger(f, "brcm-prepend") }
+func FuzzQCA(f *testing.F)          { fuzzTagger(f, "qca") }
+func FuzzMTK(f *testing.F)          { fuzzTagger(f, "mtk") }
+func FuzzKSZ8795(f *testing.F)      { fuzzTagger(f, "ksz8795") }
+func FuzzKSZ9477(f *testing.F)      { fuzzTagger(f, "ksz9477") }
+func FuzzKSZ9893(f *testing.F)      { fuzzTagger(f, "ksz9893") }
+func FuzzLAN937x(f *testing.F)      { fuzzTagger(f, "lan937x") }
+func FuzzRTL4A(f *testing.F)        { fuzzTagger(f, "rtl4a") }
+func FuzzRTL84(f *testing.F)        { fuzzTagger(f, "rtl8_4") }
+func FuzzRTL84T(f *testing.F)       { fuzzTagger(f, "rtl8_4t") }
+func FuzzOcelot8021Q(f *testing.F)  { fuzzTagger(f, "ocelot-8021q") }
+func FuzzVSC73xx8021Q(f *testing.F) { fuzzTagger(f, "vsc73xx-8021q") }
+func FuzzSJA1105(f *testing.F)      { fuzzTagger(f, "sja1105") }
+func FuzzAR9331(f *testing.F)       { fuzzTagger(f, "ar9331") }
+func FuzzGSWIP(f *testing.F)        { fuzzTagger(f, "gswip") }
+func FuzzHellcreek(f *testing.F)    { fuzzTagger(f, "hellcreek") }
+func FuzzLAN9303(f *testing.F)      { fuzzTagger(f, "lan9303") }
+func FuzzTrailer(f *testing.F)      { fuzzTagger(f, "trailer") }
