@@ -90,13 +90,15 @@ func (c *codec) String() string {
 
 // Parse decodes the tag of a frame given as plain bytes without changing them.
 func (c *codec) Parse(p []byte) (Info, error) {
-	in, r := c.parse(p)
+	var in Info
+	r := c.parse(p, &in)
 	return in, r.Err()
 }
 
 // Decode strips the tag of frame i in place.
 func (c *codec) Decode(b *frame.Batch, i int) (Info, error) {
-	in, r := c.decode(b.Mem, &b.Frames[i])
+	var in Info
+	r := c.decode(b.Mem, &b.Frames[i], &in)
 	return in, r.Err()
 }
 
@@ -111,63 +113,63 @@ const minFrame = frame.EtherLen
 func be16(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
 
 // parse reads the tag at its place in p. It never writes p.
-func (c *codec) parse(p []byte) (Info, Reason) {
+func (c *codec) parse(p []byte, in *Info) Reason {
 	switch c.kind {
 	case kNone:
 		if len(p) < minFrame {
-			return Info{}, ReasonTruncated
+			return ReasonTruncated
 		}
-		return Info{}, ReasonNone
+		*in = Info{}
+		return ReasonNone
 	case kDSA:
-		return parseMarvell(p, 0)
+		return parseMarvell(p, 0, in)
 	case kEDSA:
-		return parseMarvell(p, 4)
+		return parseMarvell(p, 4, in)
 	case kBrcm:
-		return parseBrcm(p, 12)
+		return parseBrcm(p, 12, in)
 	case kBrcmPrepend:
-		return parseBrcm(p, 0)
+		return parseBrcm(p, 0, in)
 	case kQCA:
-		return parseQCA(p)
+		return parseQCA(p, in)
 	case kMTK:
-		return parseMTK(p)
+		return parseMTK(p, in)
 	case kKSZ8795:
-		return parseKSZ8795(p)
+		return parseKSZ8795(p, in)
 	case kKSZ9477, kKSZ9893, kLAN937x:
-		return parseKSZ9477(p)
+		return parseKSZ9477(p, in)
 	case kRTL4A:
-		return parseRTL4A(p)
+		return parseRTL4A(p, in)
 	case kRTL84:
-		return parseRTL84(p, 12)
+		return parseRTL84(p, 12, in)
 	case kRTL84T:
-		return parseRTL84(p, len(p)-8)
+		return parseRTL84(p, len(p)-8, in)
 	case k8021Q:
-		return parse8021Q(p, c.tpid)
+		return parse8021Q(p, c.tpid, in)
 	case kAR9331:
-		return parseAR9331(p)
+		return parseAR9331(p, in)
 	case kGSWIP:
-		return parseGSWIP(p)
+		return parseGSWIP(p, in)
 	case kHellcreek:
-		return parseHellcreek(p)
+		return parseHellcreek(p, in)
 	case kLAN9303:
-		return parseLAN9303(p)
+		return parseLAN9303(p, in)
 	case kTrailer:
-		return parseTrailer(p)
+		return parseTrailer(p, in)
 	}
-	return Info{}, ReasonBadTag
+	return ReasonBadTag
 }
 
 // decode parses frame f's tag and strips it. On failure f and its bytes are unchanged.
-func (c *codec) decode(mem []byte, f *frame.Frame) (Info, Reason) {
+func (c *codec) decode(mem []byte, f *frame.Frame, in *Info) Reason {
 	p := f.Data(mem)
-	in, r := c.parse(p)
-	if r != ReasonNone {
-		return in, r
+	if r := c.parse(p, in); r != ReasonNone {
+		return r
 	}
 	n := int(in.TagLen)
 	switch c.spec.Position {
 	case PosSA:
 		if int(f.Head)+n > 0xffff || len(p) < 12+n {
-			return in, ReasonTruncated
+			return ReasonTruncated
 		}
 		if in.Flags&InfoVLAN != 0 {
 			// The switch folded an 802.1Q tag into its own: put TPID and TCI back in the last
@@ -182,7 +184,7 @@ func (c *codec) decode(mem []byte, f *frame.Frame) (Info, Reason) {
 		}
 	case PosPrefix:
 		if !f.PullHead(n) {
-			return in, ReasonTruncated
+			return ReasonTruncated
 		}
 	case PosTail:
 		f.Resize(int(f.Len) - n)
@@ -190,7 +192,7 @@ func (c *codec) decode(mem []byte, f *frame.Frame) (Info, Reason) {
 	if in.Flags&InfoTrapped != 0 {
 		f.Flags |= frame.FlagTrapped
 	}
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // checkDest validates d against the format's TX port field.

@@ -205,7 +205,7 @@ func (c *Conduit) Recv(b *frame.Batch, drop *frame.Batch) int {
 		var in Info
 		var r Reason
 		if c.c != nil {
-			in, r = c.c.decode(mem, f)
+			r = c.c.decode(mem, f, &in)
 		} else {
 			var err error
 			in, err = c.t.Decode(b, i)

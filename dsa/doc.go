@@ -1,3 +1,90 @@
 // Package dsa encodes and decodes the tags Ethernet switch chips put on frames they exchange
-// with the CPU port, in user space, in place and without allocating: Linux's net/dsa taggers.
+// with the CPU port (Linux's net/dsa taggers), in user space, in place and without allocating,
+// so that a forwarder reading the conduit interface knows which front port a frame came from and
+// can send a frame out of a chosen port or ports.
+//
+// # Taggers
+//
+// A [Tagger] is one format, found by its Linux tag protocol name with [ByName] (the name in
+// /sys/class/net/<conduit>/dsa/tagging). [Tagger.Decode] strips the tag of a frame in a
+// [frame.Batch] and returns an [Info] (source port, switch index, trapped or forwarded, tag
+// length, timestamp, folded VLAN tag); [Tagger.Encode] tags a frame toward a [Dest] (one port or a
+// port mask, switch index, priority). [Tagger.Parse] is the read-only decode of plain bytes. All
+// three never panic on any input and leave the frame untouched when they fail; errors are the
+// package's sentinels ([ErrBadTag], [ErrTruncated], …).
+//
+// The layouts are those of the kernel drivers (net/dsa/tag_*.c), which the test vectors quote
+// byte by byte. RX and TX are the tag bytes on frames from and to the switch; ports is how many
+// ports the TX field can address and whether it takes a mask.
+//
+//	name           file                  position    RX  TX   pad  ports
+//	dsa            tag_dsa.c             after SA     4   4    -   32     Marvell; folds an 802.1Q tag in place
+//	edsa           tag_dsa.c             after SA     8   8    -   32     0xDADA 0x0000 + dsa
+//	brcm           tag_brcm.c            after SA     4   4   64    9 mask
+//	brcm-prepend   tag_brcm.c            before DA    4   4   64    9 mask
+//	qca            tag_qca.c             after SA     2   2    -    7 mask
+//	mtk            tag_mtk.c             after SA     4   4   60    6 mask merges with an 802.1Q/802.1ad tag
+//	ksz8795        tag_ksz.c             tail         1   1   60    5 mask
+//	ksz9477        tag_ksz.c             tail       1/5 2/6   60    7 mask RX timestamp flag; TX +4 with DestTimestamp
+//	ksz9893        tag_ksz.c             tail       1/5 1/5   60    3 mask
+//	lan937x        tag_ksz.c             tail       1/5 2/6   60    8 mask
+//	rtl4a          tag_rtl4_a.c          after SA     4   4   60    8
+//	rtl8_4         tag_rtl8_4.c          after SA     8   8    -   11 mask
+//	rtl8_4t        tag_rtl8_4.c          tail         8   8   60   11 mask
+//	ocelot-8021q   tag_8021q.c (0x8100)  after SA     4   4    -   16     VID = 0b11 | VBID | switch | port
+//	vsc73xx-8021q  tag_8021q.c (0x8100)  after SA     4   4    -   16
+//	sja1105        tag_8021q.c (0xDADB)  after SA     4   4    -   16     tag_8021q part only
+//	ar9331         tag_ar9331.c          before DA    2   2    -   16
+//	gswip          tag_gswip.c           before DA    8   4    -    6 mask
+//	hellcreek      tag_hellcreek.c       tail         1   1   60    4
+//	lan9303        tag_lan9303.c         after SA     4   4    -    3
+//	trailer        tag_trailer.c         tail         4   4   60    8
+//	none           -                     -            0   0    -    1
+//
+// Head tags need [Spec].Headroom bytes in front of a frame: pushing one moves only the 12 MAC
+// bytes. Tail tags need [Spec].Tailroom bytes plus room to pad a runt.
+//
+// # Padding and the checksum-offload trap of tail tags
+//
+// A tail tag must be the last bytes before the FCS. If the conduit's driver or MAC pads a short
+// frame after the tag was appended, the tag is no longer at the end and the switch reads padding
+// as its tag. So Encode pads the untagged frame with zeros to 60 bytes (ETH_ZLEN) first, as the
+// DSA core does for every tail tagger (dsa_realloc_skb / eth_skb_pad) and tag_trailer.c does
+// itself; mtk and rtl4a pad to 60 before their head tag, and brcm pads to 64 (ETH_ZLEN +
+// BRCM_TAG_LEN) because the switch checks the length after stripping its tag.
+//
+// Checksums must be final before a tail tag is appended: a NIC asked to fill in a TCP/UDP
+// checksum (AF_PACKET with a virtio-net header, AF_XDP TX checksum offload, CHECKSUM_PARTIAL in
+// the kernel) sums up to the end of the frame and would include the tag, which the switch then
+// strips, leaving a wrong checksum on the wire. Linux computes such checksums in software
+// (skb_checksum_help) in tag_ksz.c, tag_rtl8_4.c and tag_hellcreek.c for this reason. Never
+// request checksum offload for frames tagged by a tail tagger; compute the checksum first.
+// Head taggers have the opposite, milder problem: the conduit's offload cannot find the IP
+// header behind an unknown tag, so it must not be asked either. Prefix taggers (brcm-prepend,
+// ar9331, gswip) and some others (qca, tag_8021q) also need the conduit in promiscuous mode,
+// because the switch's frames do not carry the conduit's MAC address where the NIC looks.
+//
+// # VLAN interplay
+//
+// Marvell's "tagged" bit means the switch folded the frame's 802.1Q tag into its own: Decode
+// writes a regular 802.1Q tag (0x8100, TCI with the CFI bit moved back) in its place, as Linux
+// does, and reports it with [InfoVLAN] and Info.TPID/TCI. Encode does the reverse for a frame
+// that carries an 802.1Q tag in its bytes or out of band (frame.FlagVLAN with TPID 0x8100): the
+// tag becomes the DSA tag instead of being pushed twice. mtk likewise replaces the TPID of an
+// 802.1Q or 802.1ad tag with its own two bytes (TX only), so a tagged frame gets its switch tag
+// without moving any byte. tag_8021q taggers are VLAN tags themselves: a VLAN frame whose VID
+// is not a tag_8021q VID is reported as [ErrNotTagged] and left as it is.
+//
+// # Conduit
+//
+// A [Conduit] is the demultiplexer of one conduit interface: [Conduit.Recv] decodes a batch,
+// sets Frame.Port to the user port, moves failures to a drop batch (or releases them) and counts
+// everything per port and per [Reason]; [Conduit.Send] tags a batch toward each frame's
+// Frame.Out, [Conduit.SendTo] toward a port mask. One Conduit per worker; counters are readable
+// from any goroutine.
+//
+// Optional per-frame work costs nothing while it is off (the 2020 netdev DSA lesson): PTP
+// timestamp classification runs only for ports that asked for it with
+// [Conduit.EnableTimestamps], and the check is one load per batch. Build with -tags dsa_noptp to
+// compile the branch out entirely; BenchmarkConduitPTP compares the three.
 package dsa

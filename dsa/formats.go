@@ -24,17 +24,17 @@ const (
 // parseMarvell: the 4-byte DSA tag sits at p[12+extra:]; edsa (extra 4) puts 0xDADA 0x0000 first.
 //
 //	b0: cmd[7:6] tagged[5] dev[4:0]   b1: port[7:3] trunk/code[2:1] CFI[0]   b2-b3: VID, CFI slot b2.4
-func parseMarvell(p []byte, extra int) (Info, Reason) {
+func parseMarvell(p []byte, extra int, in *Info) Reason {
 	if len(p) < minFrame+4+extra {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	if extra != 0 && be16(p[12:14]) != ethPEDSA {
 		// Linux does not look at the EtherType (the switch is set to 0xDADA); we do, so that an
 		// untagged frame is not misread as a tag.
-		return Info{}, ReasonNotTagged
+		return ReasonNotTagged
 	}
 	h := p[12+extra : 16+extra]
-	in := Info{TagLen: uint8(4 + extra)}
+	*in = Info{TagLen: uint8(4 + extra)}
 	switch h[0] >> 6 {
 	case mvCmdForward:
 		if h[1]&4 != 0 {
@@ -48,12 +48,12 @@ func parseMarvell(p []byte, extra int) (Info, Reason) {
 			in.Flags |= InfoTrapped
 		case 4, 5: // ARP_MIRROR, POLICY_MIRROR: hardware forwarded it too
 		default: // FRAME2REG (remote management), reserved 6 and 7: Linux drops these
-			return in, ReasonUnsupported
+			return ReasonUnsupported
 		}
 	case mvCmdSniffer:
-		return in, ReasonUnsupported
+		return ReasonUnsupported
 	default: // FROM_CPU never comes from the switch
-		return in, ReasonBadTag
+		return ReasonBadTag
 	}
 	in.Switch = h[0] & 0x1f
 	in.Port = uint16(h[1]>>3) & 0x1f
@@ -67,7 +67,7 @@ func parseMarvell(p []byte, extra int) (Info, Reason) {
 		in.TPID = frame.TypeVLAN
 		in.TCI = tci
 	}
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // encMarvell builds a FROM_CPU (or FORWARD) tag. A frame that already carries an 802.1Q tag,
@@ -130,15 +130,16 @@ func encMarvell(mem []byte, f *frame.Frame, d Dest, extra int) Reason {
 
 // parseBrcm: the egress (switch to CPU) tag at p[off:off+4]: opcode b0[7:5] must be 0, reason
 // code b2 must not have the reserved bits 7:6, source port b3[4:0].
-func parseBrcm(p []byte, off int) (Info, Reason) {
+func parseBrcm(p []byte, off int, in *Info) Reason {
 	if len(p) < minFrame+4 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	t := p[off : off+4]
 	if t[0]>>5 != 0 || t[2]&0xc0 != 0 {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
-	return Info{TagLen: 4, Port: uint16(t[3] & 0x1f), Code: t[2]}, ReasonNone
+	*in = Info{TagLen: 4, Port: uint16(t[3] & 0x1f), Code: t[2]}
+	return ReasonNone
 }
 
 // encBrcm pads to 64 bytes (ETH_ZLEN + BRCM_TAG_LEN) first, then writes the ingress tag:
@@ -167,19 +168,19 @@ func encBrcm(mem []byte, f *frame.Frame, d Dest, prepend bool) Reason {
 
 // parseQCA: BE16 at p[12:14]: version[15:14] must be 2, type[10:6] (1 MIB, 2 register ack are
 // management frames, not data), source port[2:0].
-func parseQCA(p []byte) (Info, Reason) {
+func parseQCA(p []byte, in *Info) Reason {
 	if len(p) < minFrame+2 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	h := be16(p[12:14])
 	if h>>14 != 2 {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
-	in := Info{TagLen: 2, Code: uint8(h>>6) & 0x1f, Port: h & 7}
+	*in = Info{TagLen: 2, Code: uint8(h>>6) & 0x1f, Port: h & 7}
 	if in.Code == 1 || in.Code == 2 {
-		return in, ReasonUnsupported
+		return ReasonUnsupported
 	}
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // encQCA: version 2 <<14 | priority[13:11] | FROM_CPU bit 7 | port mask[6:0].
@@ -202,11 +203,12 @@ const (
 )
 
 // parseMTK: 4 bytes at p[12:16]; the source port is BE16(b0,b1)[2:0]. Linux checks nothing else.
-func parseMTK(p []byte) (Info, Reason) {
+func parseMTK(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
-	return Info{TagLen: 4, Port: uint16(p[13] & 7)}, ReasonNone
+	*in = Info{TagLen: 4, Port: uint16(p[13] & 7)}
+	return ReasonNone
 }
 
 // encMTK pads to 60 (eth_skb_pad), then: a frame with an 802.1Q or 802.1ad tag in its bytes has
@@ -260,32 +262,33 @@ func encMTK(mem []byte, f *frame.Frame, d Dest) Reason {
 // ---- Microchip KSZ: net/dsa/tag_ksz.c ----
 
 // parseKSZ8795: one tail byte, source port[1:0] (KSZ8795_TAIL_TAG_EG_PORT_M).
-func parseKSZ8795(p []byte) (Info, Reason) {
+func parseKSZ8795(p []byte, in *Info) Reason {
 	if len(p) < minFrame+1 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
-	return Info{TagLen: 1, Port: uint16(p[len(p)-1] & 3)}, ReasonNone
+	*in = Info{TagLen: 1, Port: uint16(p[len(p)-1] & 3)}
+	return ReasonNone
 }
 
 // parseKSZ9477 (also ksz9893 and lan937x, which share ksz9477_rcv): one tail byte, source
 // port[2:0]; bit 7 says a 4-byte big-endian timestamp precedes it.
-func parseKSZ9477(p []byte) (Info, Reason) {
+func parseKSZ9477(p []byte, in *Info) Reason {
 	n := len(p)
 	if n < minFrame+1 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	t := p[n-1]
-	in := Info{TagLen: 1, Port: uint16(t & 7)}
+	*in = Info{TagLen: 1, Port: uint16(t & 7)}
 	if t&0x80 != 0 {
 		if n < minFrame+5 {
-			return Info{}, ReasonTruncated
+			return ReasonTruncated
 		}
 		ts := p[n-5 : n-1]
 		in.TagLen = 5
 		in.Flags |= InfoTimestamp
 		in.Timestamp = uint32(ts[0])<<24 | uint32(ts[1])<<16 | uint32(ts[2])<<8 | uint32(ts[3])
 	}
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // encKSZ pads to 60 (the DSA core does it for every tail tagger), then appends:
@@ -351,18 +354,19 @@ const ethPRealtek = 0x8899
 
 // parseRTL4A: 0x8899 then BE16 protocol[15:12] = 0xA, source port in the low byte. A frame with
 // another EtherType carries no tag (Linux passes it through untouched).
-func parseRTL4A(p []byte) (Info, Reason) {
+func parseRTL4A(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	if be16(p[12:14]) != ethPRealtek {
-		return Info{}, ReasonNotTagged
+		return ReasonNotTagged
 	}
 	w := be16(p[14:16])
 	if w>>12 != 0xa {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
-	return Info{TagLen: 4, Port: w & 0xff}, ReasonNone
+	*in = Info{TagLen: 4, Port: w & 0xff}
+	return ReasonNone
 }
 
 // encRTL4A pads to 60, then writes 0x8899, 0xA<<12 | BIT(port).
@@ -381,19 +385,19 @@ func encRTL4A(mem []byte, f *frame.Frame, d Dest) Reason {
 
 // parseRTL84: 8 bytes at p[off:]: 0x8899; protocol 0x04 in w1[15:8], REASON w1[7:0] (80 = trapped);
 // source port w3[3:0].
-func parseRTL84(p []byte, off int) (Info, Reason) {
+func parseRTL84(p []byte, off int, in *Info) Reason {
 	if len(p) < minFrame+8 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	t := p[off : off+8]
 	if be16(t[0:2]) != ethPRealtek || t[2] != 0x04 {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
-	in := Info{TagLen: 8, Code: t[3], Port: uint16(t[7] & 0xf)}
+	*in = Info{TagLen: 8, Code: t[3], Port: uint16(t[7] & 0xf)}
 	if t[3] == 80 { // RTL8_4_REASON_TRAP is decimal 80
 		in.Flags |= InfoTrapped
 	}
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // encRTL84 writes 0x8899, 0x0400 (protocol 4, reason 0), 0x0020 (LEARN_DIS), ALLOW 0 | mask[10:0];
@@ -447,26 +451,26 @@ func ParseTag8021QVID(vid uint16) (sw, port, vbid int, ok bool) {
 
 // parse8021Q: a VLAN tag with the tagger's TPID whose VID has RSV = 0b11. Anything else is an
 // ordinary VLAN frame, not a switch tag (Linux then keeps the tag and looks the VID up elsewhere).
-func parse8021Q(p []byte, tpid uint16) (Info, Reason) {
+func parse8021Q(p []byte, tpid uint16, in *Info) Reason {
 	if len(p) < minFrame+4 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	if be16(p[12:14]) != tpid {
-		return Info{}, ReasonNotTagged
+		return ReasonNotTagged
 	}
 	tci := be16(p[14:16])
 	sw, port, vbid, ok := ParseTag8021QVID(tci)
 	if !ok {
-		return Info{}, ReasonNotTagged
+		return ReasonNotTagged
 	}
-	in := Info{TagLen: 4, TCI: tci}
+	*in = Info{TagLen: 4, TCI: tci}
 	if vbid != 0 {
 		in.Flags |= InfoBridge
 		in.Code = uint8(vbid)
-		return in, ReasonNone
+		return ReasonNone
 	}
 	in.Switch, in.Port = uint8(sw), uint16(port)
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // enc8021Q inserts TPID, PCP<<13 | VID (dsa_8021q_xmit): the standalone VID of (Switch, port), or
@@ -494,15 +498,16 @@ func enc8021Q(mem []byte, f *frame.Frame, d Dest, tpid uint16) Reason {
 
 // parseAR9331: little-endian 16 bits before the DA: version[15:14] = 1, FROM_CPU bit 6 must be
 // clear, port[3:0].
-func parseAR9331(p []byte) (Info, Reason) {
+func parseAR9331(p []byte, in *Info) Reason {
 	if len(p) < minFrame+2 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	h := uint16(p[0]) | uint16(p[1])<<8
 	if h>>14 != 1 || h&(1<<6) != 0 {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
-	return Info{TagLen: 2, Port: h & 0xf}, ReasonNone
+	*in = Info{TagLen: 2, Port: h & 0xf}
+	return ReasonNone
 }
 
 // encAR9331: LE16 version 1<<14 | FROM_CPU bit 6 | reserved 0b11 <<4 | port.
@@ -517,11 +522,12 @@ func encAR9331(mem []byte, f *frame.Frame, d Dest) Reason {
 }
 
 // parseGSWIP: an 8-byte header before the DA; source port = b7[6:4]. Linux checks nothing else.
-func parseGSWIP(p []byte) (Info, Reason) {
+func parseGSWIP(p []byte, in *Info) Reason {
 	if len(p) < minFrame+8 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
-	return Info{TagLen: 8, Port: uint16(p[7]>>4) & 7}, ReasonNone
+	*in = Info{TagLen: 8, Port: uint16(p[7]>>4) & 7}
+	return ReasonNone
 }
 
 // encGSWIP: 4 bytes before the DA: SLPID CPU (2), DPID ELAN (0), PORT_MAP_EN|PORT_MAP_SEL (0xC0),
@@ -536,11 +542,12 @@ func encGSWIP(mem []byte, f *frame.Frame, d Dest) Reason {
 }
 
 // parseHellcreek: one tail byte, source port[1:0].
-func parseHellcreek(p []byte) (Info, Reason) {
+func parseHellcreek(p []byte, in *Info) Reason {
 	if len(p) < minFrame+1 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
-	return Info{TagLen: 1, Port: uint16(p[len(p)-1] & 3)}, ReasonNone
+	*in = Info{TagLen: 1, Port: uint16(p[len(p)-1] & 3)}
+	return ReasonNone
 }
 
 // encHellcreek pads to 60 and appends BIT(port).
@@ -554,19 +561,19 @@ func encHellcreek(mem []byte, f *frame.Frame, d Dest) Reason {
 
 // parseLAN9303: an 802.1Q tag whose VID[1:0] is the source port; VID bits 3 (IGMP) and 4 (STP)
 // mean the frame was trapped to the CPU.
-func parseLAN9303(p []byte) (Info, Reason) {
+func parseLAN9303(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	if be16(p[12:14]) != frame.TypeVLAN {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
 	v := be16(p[14:16])
-	in := Info{TagLen: 4, Port: v & 3, Code: uint8(v)}
+	*in = Info{TagLen: 4, Port: v & 3, Code: uint8(v)}
 	if v&0x18 != 0 {
 		in.Flags |= InfoTrapped
 	}
-	return in, ReasonNone
+	return ReasonNone
 }
 
 // encLAN9303: 0x8100, then USE_ALR (bit 3) for bridged unicast, else port | STP_OVERRIDE (bit 4).
@@ -584,16 +591,17 @@ func encLAN9303(mem []byte, f *frame.Frame, d Dest) Reason {
 }
 
 // parseTrailer: 4 tail bytes 0x80, port[2:0] (other bits 0), 0x00 or 0x10, 0x00.
-func parseTrailer(p []byte) (Info, Reason) {
+func parseTrailer(p []byte, in *Info) Reason {
 	n := len(p)
 	if n < minFrame+4 {
-		return Info{}, ReasonTruncated
+		return ReasonTruncated
 	}
 	t := p[n-4 : n]
 	if t[0] != 0x80 || t[1]&0xf8 != 0 || t[2]&0xef != 0 || t[3] != 0 {
-		return Info{}, ReasonBadTag
+		return ReasonBadTag
 	}
-	return Info{TagLen: 4, Port: uint16(t[1] & 7)}, ReasonNone
+	*in = Info{TagLen: 4, Port: uint16(t[1] & 7)}
+	return ReasonNone
 }
 
 // encTrailer pads to 60 and appends 0x80, BIT(port), 0x10, 0x00.
