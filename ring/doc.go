@@ -9,10 +9,12 @@
 //   - EnqueueBulk / DequeueBulk: all or nothing;
 //   - Enqueue / Dequeue: one item (one atomic store each: slow, for
 //     convenience);
-//   - EnqueueBurstWait / DequeueBurstWait: spin, then park the goroutine
-//     until the other side makes progress, the ring is closed or a context
-//     is done. A side that is not parked costs the other one plain load per
-//     burst, and a busy consumer never parks.
+//   - EnqueueBurstWait / DequeueBurstWait: park the goroutine (after an
+//     optional spin, Config.Spin) until the other side makes progress, the
+//     ring is closed or a context is done. While nobody is parked this costs
+//     the other side one plain load per burst, and a consumer that finds
+//     items never parks. A parked producer is woken only once half the ring
+//     (or all it asked for) is free, so it wakes to a large gap.
 //
 // [FanIn] carries items from N producers to one consumer as N SPSC rings
 // drained round-robin, and [FanOut] from one producer to N consumers, by

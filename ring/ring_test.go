@@ -354,7 +354,7 @@ func produce(r *ring.SPSC[msg], id, per int, tag *int, seed uint64) error {
 func TestSPSCConcurrent(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	for _, cfg := range []*ring.Config{nil, {Spin: -1}} {
+	for _, cfg := range []*ring.Config{nil, {Spin: 64}} {
 		per := perProducer(t)
 		r, _ := ring.New[msg](64, cfg)
 		c := newChecker(t, 1)

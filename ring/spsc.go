@@ -11,10 +11,6 @@ import (
 // MaxSize is the largest capacity New accepts.
 const MaxSize = 1 << 30
 
-// DefaultSpin is the number of polls a waiting side makes before it parks
-// when Config.Spin is 0.
-const DefaultSpin = 256
-
 // cacheLine is the padding unit between fields written by different
 // goroutines: two 64-byte lines, because the adjacent-line prefetcher of
 // x86 pulls lines in 128-byte pairs.
@@ -30,17 +26,19 @@ var (
 
 // Config tunes a ring. The zero value and nil mean defaults.
 type Config struct {
-	// Spin is how many times a waiting call polls the other side before it
-	// parks its goroutine. 0 means DefaultSpin; a negative value parks at
-	// once. Spinning only pays when the other side runs on another core.
+	// Spin is how many extra times a waiting call polls the other side
+	// before it parks its goroutine; 0 (the default) parks at once. Spinning
+	// pays only when both sides own dedicated cores: on a shared or small
+	// machine the spinner steals the time slice the other side needs, and on
+	// the 2-vCPU machine this package is measured on every spin count tried
+	// (16 to 4096 polls) was slower than parking at once (see BENCH.md).
+	// Negative values mean 0. A consumer that finds items never parks,
+	// whatever Spin is.
 	Spin int
 }
 
 func (c *Config) spin() int {
-	switch {
-	case c == nil || c.Spin == 0:
-		return DefaultSpin
-	case c.Spin < 0:
+	if c == nil || c.Spin < 0 {
 		return 0
 	}
 	return c.Spin
@@ -292,8 +290,20 @@ func (r *SPSC[T]) dequeue(out []T) int {
 	}
 	r.take(head, out[:n])
 	r.c.head.Store(head + n)
-	r.pw.wakeIfParked()
+	r.wakeProducer(head + n)
 	return int(n)
+}
+
+// wakeProducer is called by the consumer after publishing head. A parked
+// producer stored in pw.sleeping how much room it waits for (at most half
+// the ring, so that it wakes to a large gap rather than once per consumer
+// burst); wake it once the consumer's view shows that much room. The view
+// may overstate the room (its tail is stale), never understate it, so a
+// wake-up can come early but is never lost.
+func (r *SPSC[T]) wakeProducer(head uint64) {
+	if want := r.pw.sleeping.Load(); want != 0 && r.size-(r.c.tailCache-head) >= uint64(want) {
+		r.pw.wake()
+	}
 }
 
 // EnqueueBurst adds as many items as fit, in order, and returns how many:
@@ -362,7 +372,7 @@ func (r *SPSC[T]) DequeueBulk(out []T) bool {
 	}
 	r.take(head, out)
 	r.c.head.Store(head + n)
-	r.pw.wakeIfParked()
+	r.wakeProducer(head + n)
 	return true
 }
 
@@ -382,6 +392,6 @@ func (r *SPSC[T]) Dequeue() (v T, ok bool) {
 		r.buf[i] = zero
 	}
 	r.c.head.Store(head + 1)
-	r.pw.wakeIfParked()
+	r.wakeProducer(head + 1)
 	return v, true
 }

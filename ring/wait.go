@@ -12,7 +12,7 @@ import (
 // sleeper's re-check sees the new index or the waker sees sleeping and sends
 // a token. A waker pays one plain load per burst while nobody sleeps.
 type waiter struct {
-	sleeping atomic.Uint32
+	sleeping atomic.Uint32 // 0: awake; the producer's waiter holds the room it waits for
 	ch       chan struct{} // capacity 1: a token survives a wake before the park
 	_        [cacheLine - 16]byte
 }
@@ -127,10 +127,13 @@ func (r *SPSC[T]) enqueueWait(ctx context.Context, items []T, sent int) (int, er
 			spins++
 			continue
 		}
-		w.sleeping.Store(1)
-		if n := r.enqueue(items[sent:]); n > 0 {
+		// Park until the consumer has freed room for the rest or half the
+		// ring, whichever is less.
+		want := min(uint64(len(items)-sent), r.size/2)
+		want = max(want, 1)
+		w.sleeping.Store(uint32(want))
+		if r.free(r.p.tail.Load(), want) >= want {
 			w.sleeping.Store(0)
-			sent += n
 			continue
 		}
 		if r.closed.Load() {
