@@ -1,0 +1,78 @@
+package lag
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Mode is how an aggregate spreads frames over its members (bonding's mode).
+type Mode uint8
+
+// Modes, numbered as bonding's (BOND_MODE_*).
+const (
+	RoundRobin   Mode = 0 // "balance-rr": members in turn, PacketsPerMember frames each
+	ActiveBackup Mode = 1 // "active-backup": one member carries everything; the next usable takes over
+	XOR          Mode = 2 // "balance-xor": a member per flow, by the hash policy
+	Broadcast    Mode = 3 // "broadcast": every frame on every usable member
+)
+
+var modeNames = [...]string{"balance-rr", "active-backup", "balance-xor", "broadcast"}
+
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// ParseMode converts bonding's name ("balance-xor") or number ("2") of a mode.
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if s == n || s == fmt.Sprint(i) {
+			return Mode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("lag: unknown mode %q", s)
+}
+
+// Member choices written by Selector.Select besides member indices.
+const (
+	NoMember  uint8 = 0xff // no usable member: the frame is dropped (and counted) by the aggregate
+	AllUsable uint8 = 0xfe // broadcast: the frame goes to every usable member
+)
+
+// MaxMembers is the largest number of members an aggregate may have.
+const MaxMembers = 64
+
+// Buckets is the size of the hash-to-member table (team's hash_to_port_mapping).
+const Buckets = 256
+
+// Bucket is the table bucket of a hash: team's fold of a 32-bit hash into a byte (the XOR of its
+// four bytes).
+func Bucket(h uint32) uint8 {
+	h ^= h >> 16
+	h ^= h >> 8
+	return uint8(h)
+}
+
+// fastmod is Lemire's exact remainder by a constant: a % d == fastmod(a, m, d) for every 32-bit a
+// with m = ^uint64(0)/d + 1 (d >= 1), a multiply instead of a division per frame.
+func fastmod(a uint32, m uint64, d uint32) uint32 {
+	hi, _ := bits.Mul64(m*uint64(a), uint64(d))
+	return uint32(hi)
+}
+
+// snapshot is what workers read, once per batch, through one atomic pointer. It is never changed
+// after it is published: a change builds a new one (RCU style).
+type snapshot struct {
+	n       int               // members configured
+	usable  []uint8           // usable members, in member order (bond->usable_slaves)
+	cnt     uint32            // len(usable)
+	m       uint64            // fastmod constant for cnt
+	mAll    uint64            // fastmod constant for n
+	next    [MaxMembers]uint8 // round-robin: first usable member at or after i (bond_get_slave_by_id)
+	active  uint8             // active-backup: the active member, or NoMember
+	table   *[Buckets]uint8   // XOR with Table: the effective bucket → member table
+	upMask  uint64            // bit i: member i usable
+	version uint64            // increases with every publication
+}
