@@ -1,0 +1,142 @@
+package afpacket
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults for a nil or zero Config.
+const (
+	DefaultBlockSize     = 256 << 10 // bytes per RX ring block
+	DefaultBlockCount    = 16        // blocks per RX ring (4 MiB: small enough to stay in cache)
+	DefaultFrameSize     = 2048      // nominal tp_frame_size (TPACKET_V3 places frames back to back)
+	DefaultRetireTimeout = time.Millisecond
+	DefaultHeadroom      = 64 // PACKET_RESERVE: room for a VLAN or DSA tag push without a copy
+	// MinFrameLen is the length Send pads shorter frames to (ETH_ZLEN), unless Config.NoPad.
+	MinFrameLen = 60
+)
+
+// FanoutMode is a PACKET_FANOUT distribution mode.
+type FanoutMode uint16
+
+// Fanout modes (linux/if_packet.h PACKET_FANOUT_*).
+const (
+	FanoutHash     FanoutMode = 0 // by the flow hash of the frame (symmetric): a flow stays on one socket
+	FanoutLB       FanoutMode = 1 // round robin
+	FanoutCPU      FanoutMode = 2 // by the CPU the frame arrived on
+	FanoutRollover FanoutMode = 3 // fill one socket, then the next
+	FanoutRandom   FanoutMode = 4
+	FanoutQM       FanoutMode = 5 // by the NIC's RX queue (skb queue mapping)
+)
+
+// Fanout joins the socket to a PACKET_FANOUT group: every socket of the group (same interface, same
+// Group id, same mode) receives a disjoint share of the interface's frames. Open the interface once per
+// worker with the same Fanout to spread receive work across workers.
+type Fanout struct {
+	Group    uint16
+	Mode     FanoutMode
+	Rollover bool // PACKET_FANOUT_FLAG_ROLLOVER: when a socket's ring is full, try the next one
+	Defrag   bool // PACKET_FANOUT_FLAG_DEFRAG: reassemble IP fragments before hashing
+}
+
+// Config configures a Port. The zero value (or a nil *Config) means defaults for every field.
+type Config struct {
+	// RX ring geometry (TPACKET_V3). BlockSize must be a multiple of the page size and hold the largest
+	// frame plus ~100 bytes of header; the ring is BlockSize*BlockCount bytes (at most 4 GiB).
+	BlockSize  int
+	BlockCount int
+	FrameSize  int
+
+	// RetireTimeout is how long the kernel fills a block before handing it over anyway (tp_retire_blk_tov,
+	// 1 ms granularity). It bounds the latency at low rates; the kernel's own default is 8 ms or more and
+	// other libraries use 64 ms.
+	RetireTimeout time.Duration
+
+	// Headroom is the PACKET_RESERVE space in front of every received frame (at most 4096; default 64).
+	// With it a VLAN or DSA tag push moves only the MAC addresses. A negative value means none.
+	Headroom int
+
+	// ReinsertVLAN puts the VLAN tag the kernel took out of a received frame back into its bytes (using
+	// the headroom) instead of reporting it out of band with frame.FlagVLAN.
+	ReinsertVLAN bool
+
+	// ReceiveOutgoing also delivers frames other sockets send on the interface. By default they are
+	// ignored (PACKET_IGNORE_OUTGOING), so a port never receives what a forwarder transmits.
+	ReceiveOutgoing bool
+
+	// Promiscuous puts the interface in promiscuous mode for as long as the port is open.
+	Promiscuous bool
+
+	// Fanout, when not nil, joins a PACKET_FANOUT group.
+	Fanout *Fanout
+
+	// QdiscBypass sends with PACKET_QDISC_BYPASS: straight to the driver, skipping the qdisc layer (and
+	// so tc shaping and the device's queue accounting).
+	QdiscBypass bool
+
+	// TxRetries is how many times Send retries a frame the kernel refused for lack of room (EAGAIN:
+	// socket send buffer full; ENOBUFS: the device dropped it, e.g. a veth's full backlog), yielding the
+	// processor between attempts, before it counts the rest of the batch in TxDropped. 0 means no retry:
+	// drop and count at once, which is what a forwarder under overload wants. A negative value is 0.
+	TxRetries int
+
+	// NoPad sends frames shorter than 60 bytes as they are. By default Send pads them with zeros (from a
+	// separate buffer, without touching the frame) as a NIC would.
+	NoPad bool
+
+	// PortID is stamped into frame.Frame.Port of every received frame.
+	PortID uint16
+}
+
+// ErrConfig is wrapped by Open's errors for an invalid Config.
+var ErrConfig = errors.New("afpacket: invalid config")
+
+func (c *Config) withDefaults(pageSize int) (Config, error) {
+	var r Config
+	if c != nil {
+		r = *c
+	}
+	if r.BlockSize == 0 {
+		r.BlockSize = DefaultBlockSize
+	}
+	if r.BlockCount == 0 {
+		r.BlockCount = DefaultBlockCount
+	}
+	if r.FrameSize == 0 {
+		r.FrameSize = DefaultFrameSize
+	}
+	if r.RetireTimeout == 0 {
+		r.RetireTimeout = DefaultRetireTimeout
+	}
+	if r.Headroom == 0 {
+		r.Headroom = DefaultHeadroom
+	} else if r.Headroom < 0 {
+		r.Headroom = 0
+	}
+	if r.TxRetries < 0 {
+		r.TxRetries = 0
+	}
+	switch {
+	case r.BlockSize <= 0 || r.BlockSize%pageSize != 0:
+		return r, fmt.Errorf("%w: BlockSize %d is not a positive multiple of the page size %d", ErrConfig, r.BlockSize, pageSize)
+	case r.BlockCount <= 0:
+		return r, fmt.Errorf("%w: BlockCount %d", ErrConfig, r.BlockCount)
+	case r.FrameSize <= 0 || r.FrameSize%16 != 0 || r.BlockSize%r.FrameSize != 0:
+		return r, fmt.Errorf("%w: FrameSize %d must be a multiple of 16 dividing BlockSize", ErrConfig, r.FrameSize)
+	case uint64(r.BlockSize)*uint64(r.BlockCount) > 1<<32-1:
+		return r, fmt.Errorf("%w: ring of %d x %d bytes exceeds 4 GiB", ErrConfig, r.BlockCount, r.BlockSize)
+	case r.Headroom > 4096 || r.Headroom+256 > r.FrameSize:
+		return r, fmt.Errorf("%w: Headroom %d too large for FrameSize %d", ErrConfig, r.Headroom, r.FrameSize)
+	case r.RetireTimeout < 0 || r.RetireTimeout > time.Hour:
+		return r, fmt.Errorf("%w: RetireTimeout %v", ErrConfig, r.RetireTimeout)
+	}
+	return r, nil
+}
+
+// RingStats are the kernel's own counters for the socket (PACKET_STATISTICS), accumulated since Open.
+type RingStats struct {
+	Packets uint64 // frames the kernel passed to the socket's ring or dropped for it
+	Drops   uint64 // frames dropped because the ring had no free block (also in Stats().RxDropped)
+	Freezes uint64 // times the ring froze because user space held every block
+}
