@@ -1,0 +1,213 @@
+package fib
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func mp(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+func TestParseRoutes(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []Route
+		st      ParseStats
+		errLine int
+		err     error
+	}{
+		{name: "empty", in: "", st: ParseStats{}},
+		{
+			name: "mixed",
+			in:   "# a comment\n10.0.0.0/8 3\n\n192.0.2.0/24\n2001:db8::/32 5\n  198.51.100.7/24 7 # host bits\n0.0.0.0/0 65534\n",
+			want: []Route{{mp("10.0.0.0/8"), 3}, {mp("192.0.2.0/24"), 0}, {mp("198.51.100.0/24"), 7}, {mp("0.0.0.0/0"), 65534}},
+			st:   ParseStats{Lines: 7, Routes: 4, IPv6: 1, Skipped: 2},
+		},
+		{name: "crlf and tabs", in: "10.0.0.0/8\t1\r\n", want: []Route{{mp("10.0.0.0/8"), 1}}, st: ParseStats{Lines: 1, Routes: 1}},
+		{name: "bad prefix", in: "10.0.0.0/8\n10.0.0.0/33\n", errLine: 2, err: ErrSyntax},
+		{name: "no length", in: "10.0.0.1\n", errLine: 1, err: ErrSyntax},
+		{name: "bad nexthop", in: "10.0.0.0/8 x\n", errLine: 1, err: ErrSyntax},
+		{name: "negative nexthop", in: "10.0.0.0/8 -1\n", errLine: 1, err: ErrSyntax},
+		{name: "nexthop range", in: "1.0.0.0/8 1\n2.0.0.0/8 65535\n", errLine: 2, err: ErrNextHopRange},
+		{name: "extra field", in: "\n\n10.0.0.0/8 1 2\n", errLine: 3, err: ErrSyntax},
+		{name: "bad v6", in: "2001:db8::/129\n", errLine: 1, err: ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, gz := range []bool{false, true} {
+				in := []byte(tt.in)
+				if gz {
+					var b bytes.Buffer
+					zw := gzip.NewWriter(&b)
+					zw.Write(in)
+					zw.Close()
+					in = b.Bytes()
+				}
+				got, st, err := ParseRoutes(bytes.NewReader(in))
+				if tt.err != nil {
+					var pe *ParseError
+					if !errors.Is(err, tt.err) || !errors.As(err, &pe) || pe.Line != tt.errLine || got != nil {
+						t.Fatalf("gzip=%v: got %v, %v; want %v at line %d and no routes", gz, got, err, tt.err, tt.errLine)
+					}
+					continue
+				}
+				if err != nil || !slices.Equal(got, tt.want) || st != tt.st {
+					t.Fatalf("gzip=%v: got %v %+v %v; want %v %+v", gz, got, st, err, tt.want, tt.st)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadAllOrNothing(t *testing.T) {
+	var tb Table
+	if _, err := tb.Load(strings.NewReader("10.0.0.0/8 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Load(strings.NewReader("11.0.0.0/8 2\n12.0.0.0/8 3\nbad\n")); err == nil {
+		t.Fatal("bad input accepted")
+	}
+	if nh, ok := tb.Lookup(netip.MustParseAddr("10.1.1.1")); !ok || nh != 1 || tb.Len() != 1 {
+		t.Fatalf("table changed by a failed load: %d %v len %d", nh, ok, tb.Len())
+	}
+	if _, ok := tb.Lookup(netip.MustParseAddr("11.1.1.1")); ok {
+		t.Fatal("half-applied load")
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("11.0.0.0/8 2\n"))
+	zw.Close()
+	st, err := tb.Load(&gz)
+	if err != nil || st.Routes != 1 {
+		t.Fatal(st, err)
+	}
+	if nh, _ := tb.Lookup(netip.MustParseAddr("11.1.1.1")); nh != 2 || tb.Len() != 1 {
+		t.Fatal("gzip load did not replace the table")
+	}
+}
+
+const ipRouteSample = `default via 192.0.2.1 dev eth0 proto static metric 100
+default via 192.0.2.254 dev eth1 proto dhcp metric 50
+10.0.0.0/8 via 192.0.2.1 dev eth0 proto static
+192.0.2.0/24 dev eth0 proto kernel scope link src 192.0.2.5
+198.51.100.7 via 192.0.2.1 dev eth0
+blackhole 203.0.113.0/24 proto static
+unreachable 203.0.114.0/24
+broadcast 192.0.2.255 dev eth0 table local proto kernel scope link src 192.0.2.5
+local 192.0.2.5 dev eth0 table local proto kernel scope host src 192.0.2.5
+172.16.0.0/12 proto static metric 20
+	nexthop via 192.0.2.1 dev eth0 weight 1
+	nexthop via 192.0.2.254 dev eth1 weight 1
+100.64.0.0/10 via inet6 fe80::1 dev eth1
+2001:db8::/32 via 2001:db8::1 dev eth0 metric 1024 pref medium
+`
+
+func TestParseIPRoute(t *testing.T) {
+	var hs HopSet
+	routes, st, err := ParseIPRoute(strings.NewReader(ipRouteSample), hs.Assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := netip.MustParseAddr
+	wantHops := []IPRouteNextHop{
+		{"unicast", gw("192.0.2.1"), "eth0"},
+		{"unicast", gw("192.0.2.254"), "eth1"},
+		{"unicast", netip.Addr{}, "eth0"},
+		{"blackhole", netip.Addr{}, ""},
+		{"unreachable", netip.Addr{}, ""},
+		{"local", netip.Addr{}, "eth0"},
+		{"unicast", gw("fe80::1"), "eth1"},
+	}
+	if !slices.Equal(hs.Hops, wantHops) {
+		t.Fatalf("hops:\n%v\nwant\n%v", hs.Hops, wantHops)
+	}
+	want := []Route{
+		{mp("0.0.0.0/0"), 1}, // the lower metric wins
+		{mp("10.0.0.0/8"), 0},
+		{mp("192.0.2.0/24"), 2},
+		{mp("198.51.100.7/32"), 0},
+		{mp("203.0.113.0/24"), 3},
+		{mp("203.0.114.0/24"), 4},
+		{mp("192.0.2.5/32"), 5},
+		{mp("172.16.0.0/12"), 0}, // first next hop of the multipath route
+		{mp("100.64.0.0/10"), 6},
+	}
+	if !slices.Equal(routes, want) {
+		t.Fatalf("routes:\n%v\nwant\n%v", routes, want)
+	}
+	wantSt := ParseStats{Lines: 14, Routes: 9, IPv6: 1, Skipped: 1, Multipath: 1}
+	if st != wantSt {
+		t.Fatalf("stats %+v, want %+v", st, wantSt)
+	}
+
+	// Skipping through the callback, and loading.
+	var tb Table
+	st, err = tb.LoadIPRoute(strings.NewReader(ipRouteSample), func(h IPRouteNextHop) (uint32, error) {
+		if h.Type != "unicast" {
+			return 0, ErrSkipRoute
+		}
+		return 9, nil
+	})
+	if err != nil || st.Routes != 6 || st.Skipped != 4 || tb.Len() != 6 {
+		t.Fatalf("LoadIPRoute: %+v %v len %d", st, err, tb.Len())
+	}
+	if _, ok := tb.Get(mp("203.0.113.0/24")); ok {
+		t.Fatal("skipped blackhole route present")
+	}
+}
+
+func TestParseIPRouteErrors(t *testing.T) {
+	cbErr := errors.New("no such device")
+	tests := []struct {
+		name string
+		in   string
+		line int
+		err  error
+	}{
+		{"bad prefix", "10.0.0.0/8 dev eth0\n10.0.0.0/40 dev eth0\n", 2, ErrSyntax},
+		{"via without gateway", "10.0.0.0/8 via\n", 1, ErrSyntax},
+		{"bad gateway", "10.0.0.0/8 via 1.2.3 dev eth0\n", 1, ErrSyntax},
+		{"dev without name", "10.0.0.0/8 dev\n", 1, ErrSyntax},
+		{"bad metric", "10.0.0.0/8 dev eth0 metric x\n", 1, ErrSyntax},
+		{"type only", "blackhole\n", 1, ErrSyntax},
+		{"bad continuation", "10.0.0.0/8 proto static\n\tvia 1.2.3.4\n", 2, ErrSyntax},
+		{"callback error", "10.0.0.0/8 dev eth0\n10.1.0.0/16 dev bad0\n", 2, cbErr},
+	}
+	for _, tt := range tests {
+		_, _, err := ParseIPRoute(strings.NewReader(tt.in), func(h IPRouteNextHop) (uint32, error) {
+			if h.Dev == "bad0" {
+				return 0, cbErr
+			}
+			return 1, nil
+		})
+		var pe *ParseError
+		if !errors.Is(err, tt.err) || !errors.As(err, &pe) || pe.Line != tt.line {
+			t.Errorf("%s: got %v, want %v at line %d", tt.name, err, tt.err, tt.line)
+		}
+	}
+	// A next hop out of range from the callback.
+	_, _, err := ParseIPRoute(strings.NewReader("10.0.0.0/8 dev eth0\n"), func(IPRouteNextHop) (uint32, error) { return MaxNextHop + 1, nil })
+	if !errors.Is(err, ErrNextHopRange) {
+		t.Errorf("got %v, want ErrNextHopRange", err)
+	}
+}
+
+func TestHopSetFull(t *testing.T) {
+	var hs HopSet
+	for i := range MaxNextHop + 1 {
+		if n, err := hs.Assign(IPRouteNextHop{Dev: "x", Gateway: u32ToAddr(i)}); err != nil || n != i {
+			t.Fatalf("Assign %d = %d, %v", i, n, err)
+		}
+	}
+	if _, err := hs.Assign(IPRouteNextHop{Dev: "y"}); !errors.Is(err, ErrNextHopRange) {
+		t.Fatalf("got %v, want ErrNextHopRange", err)
+	}
+	if n, err := hs.Assign(IPRouteNextHop{Dev: "x", Gateway: u32ToAddr(7)}); err != nil || n != 7 {
+		t.Fatalf("existing hop: %d %v", n, err)
+	}
+}
