@@ -50,6 +50,8 @@ type Frame struct {
 	Port  uint16 // ingress: the port (or, after demux, the logical interface) the frame came from
 	Out   uint16 // egress: the interface a stage chose
 	Meta  uint32 // stage scratch: next-hop index, flow hash, timestamp low bits
+	L3    uint16 // offset of the network header from Off, set by the stage that parsed L2 (0: not parsed)
+	_     uint16
 }
 
 // Data returns the frame's bytes within arena. The slice's capacity ends at the frame's end.

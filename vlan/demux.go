@@ -164,8 +164,9 @@ func (d *Demux) NewWorker() *Worker {
 // Frames of no interface, or malformed ones, are released and counted in Drops; the kept frames stay
 // in order at the front of b. It returns the number kept.
 //
-// As Linux does, a priority tag (VID 0) is not a VLAN: it is removed and the frame classified by what
-// follows (the untagged interface, or the next tag).
+// As Linux does (__netif_receive_skb_core), a priority tag (VID 0) is not a VLAN: it is removed and
+// the frame classified by what follows (the untagged interface, or the next tag), however many
+// priority tags are stacked.
 func (w *Worker) Classify(port uint16, b *frame.Batch) int {
 	d := w.d
 	if int(port) >= len(d.ports) {
@@ -187,6 +188,9 @@ func (w *Worker) Classify(port uint16, b *frame.Batch) int {
 			continue
 		}
 		f := &fr[i]
+		if f.Len < frame.MinEthernetLen {
+			_ = f.Pad(b.Mem, frame.MinEthernetLen) // after all pops, as Pop would have
+		}
 		f.Port = id1 - 1
 		if c := int(f.Port); c < len(w.local) {
 			w.local[c].RxPackets++
@@ -207,17 +211,21 @@ func (w *Worker) Classify(port uint16, b *frame.Batch) int {
 // classify returns iface+1 of frame i (0: drop; bad: malformed) and pops the tags it consumed.
 func (w *Worker) classify(pt *portTable, b *frame.Batch, i int) (id1 uint16, bad bool) {
 	p := &w.d.p
-	for try := 0; try < 2; try++ {
+	if b.Frames[i].Len < frame.EtherLen {
+		return 0, true
+	}
+	for { // each round consumes a priority tag, so it ends
 		outer, ok := p.Outer(b, i)
 		if !ok {
-			if b.Frames[i].Len < frame.EtherLen {
-				return 0, true
+			d := b.Frames[i].Data(b.Mem)
+			if len(d) < frame.EtherLen || p.IsTPID(binary.BigEndian.Uint16(d[macLen:])) {
+				return 0, true // no header, or a tag cut short
 			}
 			return pt.untagged, false
 		}
 		vid := outer.TCI.VID()
 		if vid == VIDNone {
-			if _, err := p.Pop(b, i); err != nil {
+			if _, err := p.pop(b, i, false); err != nil {
 				return 0, true
 			}
 			continue // priority tag: classify by what follows
@@ -242,10 +250,10 @@ func (w *Worker) classify(pt *portTable, b *frame.Batch, i int) (id1 uint16, bad
 			if len(d) >= off+HeaderLen+2 && p.IsTPID(binary.BigEndian.Uint16(d[off:])) {
 				ivid := binary.BigEndian.Uint16(d[off+2:]) & VIDMask
 				if in := w.d.inner[e>>16-1][ivid]; in != 0 {
-					if _, err := p.Pop(b, i); err != nil {
+					if _, err := p.pop(b, i, false); err != nil {
 						return 0, true
 					}
-					if _, err := p.Pop(b, i); err != nil {
+					if _, err := p.pop(b, i, false); err != nil {
 						return 0, true
 					}
 					return in, false
@@ -255,12 +263,11 @@ func (w *Worker) classify(pt *portTable, b *frame.Batch, i int) (id1 uint16, bad
 		if e&0xffff == 0 {
 			return 0, false
 		}
-		if _, err := p.Pop(b, i); err != nil {
+		if _, err := p.pop(b, i, false); err != nil {
 			return 0, true
 		}
 		return uint16(e), false
 	}
-	return 0, false
 }
 
 // Egress pushes the tags of interface Frame.Out onto frame i (none for an untagged interface) and
@@ -342,4 +349,161 @@ func (d *Demux) Interfaces() []uint16 {
 		}
 	}
 	return ids
+}
+
+// ClassifyInPlace is Classify for a stage that will replace the whole L2 header on the way out (a
+// router, with Encap): it maps every frame to its interface (Frame.Port) and records the length of
+// its in-band L2 header, tags included, in Frame.L3, but moves no byte. An out-of-band tag is consumed
+// (the flag cleared). Frames of no interface, or malformed ones, are released and counted as in
+// Classify. It returns the number kept.
+func (w *Worker) ClassifyInPlace(port uint16, b *frame.Batch) int {
+	d := w.d
+	if int(port) >= len(d.ports) {
+		w.drops.UnknownVLAN += uint64(len(b.Frames))
+		b.Free()
+		return 0
+	}
+	pt := &d.ports[port]
+	fr := b.Frames
+	k := 0
+	for i := range fr {
+		f := &fr[i]
+		id1, l2, bad := w.lookup(pt, f, f.Data(b.Mem))
+		if id1 == 0 {
+			if bad {
+				w.drops.Malformed++
+			} else {
+				w.drops.UnknownVLAN++
+			}
+			continue
+		}
+		f.Port, f.L3 = id1-1, uint16(l2)
+		f.Flags &^= frame.FlagVLAN
+		if c := int(f.Port); c < len(w.local) {
+			w.local[c].RxPackets++
+			w.local[c].RxBytes += uint64(f.Len)
+		}
+		if k != i {
+			fr[k], fr[i] = fr[i], fr[k]
+		}
+		k++
+	}
+	if k < len(fr) && b.Owner != nil {
+		b.Owner.Release(fr[k:])
+	}
+	b.Frames = fr[:k]
+	return k
+}
+
+// lookup classifies one frame without changing it: iface+1 (0: drop), the in-band L2 header length
+// the classification consumed (tags up to and including the EtherType), and whether it was malformed.
+func (w *Worker) lookup(pt *portTable, f *frame.Frame, d []byte) (id1 uint16, l2 int, bad bool) {
+	p := &w.d.p
+	if len(d) < frame.EtherLen {
+		return 0, 0, true
+	}
+	off := macLen // position of the next type/TPID field in the bytes
+	oob := f.Flags&frame.FlagVLAN != 0
+	for { // each round consumes a priority tag (or the out-of-band one), so it ends
+		var outer Tag
+		switch {
+		case oob:
+			oob = false
+			outer = Tag{f.TPID, TCI(f.TCI)}
+			if outer.TPID == 0 {
+				outer.TPID = TPID8021Q
+			}
+		case len(d) < off+2:
+			return 0, 0, true
+		default:
+			tp := binary.BigEndian.Uint16(d[off:])
+			if !p.IsTPID(tp) {
+				return pt.untagged, off + 2, false
+			}
+			if len(d) < off+HeaderLen+2 {
+				return 0, 0, true
+			}
+			outer = Tag{tp, TCI(binary.BigEndian.Uint16(d[off+2:]))}
+			off += HeaderLen
+		}
+		vid := outer.TCI.VID()
+		if vid == VIDNone {
+			continue // priority tag: classify by what follows
+		}
+		tbl := &pt.ctag
+		if outer.TPID != TPID8021Q {
+			tbl = &pt.stag
+		}
+		e := tbl[vid]
+		if e == 0 {
+			return 0, 0, false
+		}
+		if len(d) < off+2 {
+			return 0, 0, true
+		}
+		if e>>16 != 0 && len(d) >= off+HeaderLen+2 && p.IsTPID(binary.BigEndian.Uint16(d[off:])) {
+			ivid := binary.BigEndian.Uint16(d[off+2:]) & VIDMask
+			if in := w.d.inner[e>>16-1][ivid]; in != 0 {
+				return in, off + HeaderLen + 2, false
+			}
+		}
+		if e&0xffff == 0 {
+			return 0, 0, false
+		}
+		return uint16(e), off + 2, false
+	}
+}
+
+// Encap replaces frame i's L2 header, its first Frame.L3 bytes (14 when L3 is 0), with the header of
+// egress interface Frame.Out: dst and src addresses, the interface's tags, and the EtherType the old
+// header ended with. The frame's start moves by the difference in header length; the payload never
+// moves and no MAC byte is copied, so tagged and untagged egress cost the same. An out-of-band tag
+// belonged to the old header and is discarded. A frame left shorter than 60 bytes is padded when it
+// has the tailroom. It returns the port to send on; on error (ErrRange for an unknown interface,
+// ErrTruncated, ErrNoHeadroom) the frame is unchanged and the caller drops it.
+func (w *Worker) Encap(b *frame.Batch, i int, dst, src frame.MAC) (port uint16, err error) {
+	f := &b.Frames[i]
+	id := int(f.Out)
+	if id >= len(w.d.eg) || !w.d.known[id] {
+		return 0, ErrRange
+	}
+	old := int(f.L3)
+	if old == 0 {
+		old = frame.EtherLen
+	}
+	if old < frame.EtherLen || old > int(f.Len) {
+		return 0, ErrTruncated
+	}
+	eg := &w.d.eg[id]
+	etype := binary.BigEndian.Uint16(b.Mem[f.Off+uint32(old)-2:])
+	nl := frame.EtherLen + HeaderLen*int(eg.n)
+	switch delta := nl - old; {
+	case delta > 0:
+		if !f.PushHead(delta) {
+			return 0, ErrNoHeadroom
+		}
+	case delta < 0:
+		f.PullHead(-delta)
+	}
+	h := b.Mem[f.Off : f.Off+uint32(nl)]
+	_ = h[13]
+	copy(h[0:6], dst[:])
+	copy(h[6:12], src[:])
+	off := macLen
+	for j := 0; j < int(eg.n); j++ {
+		binary.BigEndian.PutUint16(h[off:], eg.tags[j].TPID)
+		binary.BigEndian.PutUint16(h[off+2:], uint16(eg.tags[j].TCI))
+		off += HeaderLen
+	}
+	binary.BigEndian.PutUint16(h[off:], etype)
+	f.L3 = uint16(nl)
+	f.Flags &^= frame.FlagVLAN
+	if f.Len < frame.MinEthernetLen {
+		_ = f.Pad(b.Mem, frame.MinEthernetLen)
+	}
+	if id < len(w.local) {
+		w.local[id].TxPackets++
+		w.local[id].TxBytes += uint64(f.Len)
+	}
+	return eg.port, nil
 }

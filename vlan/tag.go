@@ -262,7 +262,9 @@ func Reinsert(b *frame.Batch, i int) error {
 // frame left shorter than 60 bytes is zero-padded to 60 when it has the tailroom (Linux pads on
 // transmit; doing it here keeps the frame valid on the wire). It returns ErrNotTagged for an
 // untagged frame and ErrTruncated for one that ends inside the tag.
-func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) {
+func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) { return p.pop(b, i, true) }
+
+func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
 	f := &b.Frames[i]
 	if f.Flags&frame.FlagVLAN != 0 {
 		t, _ := p.Outer(b, i)
@@ -288,7 +290,7 @@ func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) {
 	binary.LittleEndian.PutUint64(d[4:12], lo)
 	binary.LittleEndian.PutUint32(d[12:16], hi)
 	f.PullHead(HeaderLen)
-	if f.Len < frame.MinEthernetLen {
+	if pad && f.Len < frame.MinEthernetLen {
 		_ = f.Pad(b.Mem, frame.MinEthernetLen) // without tailroom the frame stays short; ports pad
 	}
 	return t, nil

@@ -120,7 +120,7 @@ func (p *MemPort) Recv(b *frame.Batch) (int, error) {
 	for i := range b.Frames {
 		f := &b.Frames[i]
 		bytes += int(f.Len)
-		f.Flags, f.TPID, f.TCI, f.Port, f.Out, f.Meta = 0, 0, 0, 0, 0, 0
+		f.Flags, f.TPID, f.TCI, f.Port, f.Out, f.Meta, f.L3 = 0, 0, 0, 0, 0, 0, 0
 	}
 	p.c.Rx(n, bytes)
 	return n, nil

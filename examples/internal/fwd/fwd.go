@@ -1,0 +1,272 @@
+// Package fwd is the IPv4 forwarding step the wirespeed examples assemble: VLAN demux, IPv4
+// validation, a batched route lookup, TTL and checksum update, MAC rewrite, egress tagging and one
+// Send per egress port per batch. Every frame that does not leave is counted under one reason.
+package fwd
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/vlan"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// Routes is a batched longest-prefix-match table: for each destination address it writes a next-hop
+// index to nh, or NoRoute. It is called once per batch, never per frame.
+type Routes interface {
+	LookupBatch(dst []uint32, nh []uint32)
+}
+
+// NoRoute marks a destination without a route.
+const NoRoute = ^uint32(0)
+
+// Iface is a logical interface (as numbered in the vlan.Demux) as the router sees it.
+type Iface struct {
+	Name string
+	MAC  frame.MAC // the router's address on it: frames to other unicast MACs are not routed
+	MTU  int       // largest IPv4 packet it sends (0: 1500)
+}
+
+// NextHop is where a route leads: the egress interface and the neighbour's MAC. Entries are
+// immutable; a control plane replaces the whole table (Router.SetNextHops), so the forwarding path
+// holds no reference count.
+type NextHop struct {
+	Iface uint16
+	MAC   frame.MAC
+}
+
+// Reason is why a frame was dropped.
+type Reason int
+
+const (
+	DropVLAN        Reason = iota // no interface for the frame's port/VLAN (or malformed tag)
+	DropNotIPv4                   // ARP, IPv6, anything else: this router only forwards IPv4
+	DropNotForUs                  // unicast to another MAC (promiscuous traffic)
+	DropMalformed                 // IPv4 header invalid or truncated
+	DropChecksum                  // IPv4 header checksum wrong
+	DropTTL                       // TTL expired (a full router would send ICMP time exceeded)
+	DropNoRoute                   // no route, or a route to an unknown next hop
+	DropTooBig                    // larger than the egress MTU with DF set (would need ICMP frag-needed)
+	DropEgress                    // tag push failed (no headroom) or unknown egress port
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{"vlan", "not-ipv4", "not-for-us", "malformed", "checksum", "ttl", "no-route", "too-big", "egress"}
+
+func (r Reason) String() string { return reasonNames[r] }
+
+// Router holds the configuration all workers share. Build it, then start workers; SetRoutes and
+// SetNextHops may be called at any time and take effect at the next batch.
+type Router struct {
+	demux  *vlan.Demux
+	ifaces []Iface
+	routes atomic.Pointer[routesBox]
+	nh     atomic.Pointer[[]NextHop]
+	ports  int
+
+	mu      sync.Mutex
+	workers []*Worker
+}
+
+type routesBox struct{ r Routes }
+
+// New returns a router over demux's interfaces (ifaces indexed by interface ID) with ports physical
+// ports.
+func New(demux *vlan.Demux, ports int, ifaces []Iface, routes Routes, nexthops []NextHop) (*Router, error) {
+	for _, id := range demux.Interfaces() {
+		if int(id) >= len(ifaces) {
+			return nil, fmt.Errorf("fwd: demux interface %d has no Iface entry", id)
+		}
+	}
+	r := &Router{demux: demux, ifaces: append([]Iface(nil), ifaces...), ports: ports}
+	for i := range r.ifaces {
+		if r.ifaces[i].MTU == 0 {
+			r.ifaces[i].MTU = 1500
+		}
+	}
+	r.SetRoutes(routes)
+	r.SetNextHops(nexthops)
+	return r, nil
+}
+
+// SetRoutes swaps the route table.
+func (r *Router) SetRoutes(rt Routes) { r.routes.Store(&routesBox{rt}) }
+
+// SetNextHops swaps the next-hop table (the slice must not be modified afterwards).
+func (r *Router) SetNextHops(nh []NextHop) { r.nh.Store(&nh) }
+
+// Ifaces returns the interface table.
+func (r *Router) Ifaces() []Iface { return r.ifaces }
+
+// Worker forwards batches for one goroutine. Its counters are plain per-frame increments published by
+// Flush.
+type Worker struct {
+	r     *Router
+	vw    *vlan.Worker
+	dst   []uint32
+	nh    []uint32
+	out   []*frame.Batch // per egress port
+	drops [NumReasons]uint64
+	fwd   uint64
+	pub   [NumReasons + 1]atomic.Uint64
+}
+
+// NewWorker returns a worker whose batches hold at most batch frames.
+func (r *Router) NewWorker(batch int) *Worker {
+	if batch <= 0 {
+		batch = frame.DefaultBatch
+	}
+	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch)}
+	for i := 0; i < r.ports; i++ {
+		w.out = append(w.out, frame.NewBatch(batch))
+	}
+	r.mu.Lock()
+	r.workers = append(r.workers, w)
+	r.mu.Unlock()
+	return w
+}
+
+// Forward routes every frame of in, received on physical port `port`, and sends the survivors with
+// one Send per egress port; in is empty afterwards. ports are indexed by physical port number.
+func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
+	before := len(in.Frames)
+	w.vw.ClassifyInPlace(port, in) // no byte moves: Encap replaces the whole L2 header below
+	w.drops[DropVLAN] += uint64(before - len(in.Frames))
+	if len(in.Frames) > len(w.dst) {
+		panic("fwd: batch larger than the worker's capacity")
+	}
+
+	// Pass 1: validate; gather destinations. Dropped frames are moved behind the kept ones.
+	fr := in.Frames
+	ifaces := w.r.ifaces
+	k := 0
+	for i := range fr {
+		f := &fr[i]
+		d := f.Data(in.Mem)
+		l3 := int(f.L3)
+		reason := NumReasons
+		switch {
+		case binary.BigEndian.Uint16(d[l3-2:]) != frame.TypeIPv4:
+			reason = DropNotIPv4
+		case !frame.Ether(d).IsMulticast() && frame.Ether(d).Dst() != ifaces[f.Port].MAC:
+			reason = DropNotForUs
+		default:
+			ip, err := frame.ParseIPv4(d[l3:])
+			switch {
+			case err != nil:
+				reason = DropMalformed
+			case !ip.ChecksumOK():
+				reason = DropChecksum
+			case ip.TTL() <= 1:
+				reason = DropTTL
+			default:
+				w.dst[k] = ip.Dst()
+			}
+		}
+		if reason != NumReasons {
+			w.drops[reason]++
+			continue
+		}
+		if k != i {
+			fr[k], fr[i] = fr[i], fr[k]
+		}
+		k++
+	}
+	w.release(in, k)
+
+	// Pass 2: one lookup call for the whole batch.
+	w.r.routes.Load().r.LookupBatch(w.dst[:k], w.nh[:k])
+	nhs := *w.r.nh.Load()
+
+	// Pass 3: rewrite, tag, sort by egress port.
+	for _, o := range w.out {
+		o.Adopt(in)
+	}
+	fr = in.Frames
+	k2 := 0
+	for i := range fr {
+		f := &fr[i]
+		n := w.nh[i]
+		if n >= uint32(len(nhs)) {
+			w.drops[DropNoRoute]++
+			fr[k2], fr[i] = fr[i], fr[k2]
+			k2++
+			continue
+		}
+		hop := &nhs[n]
+		ip := frame.IPv4(f.Data(in.Mem)[f.L3:])
+		if ip.TotalLen() > ifaces[hop.Iface].MTU && ip.DontFragment() {
+			w.drops[DropTooBig]++
+			fr[k2], fr[i] = fr[i], fr[k2]
+			k2++
+			continue
+		}
+		f.Out = hop.Iface
+		p, err := w.vw.Encap(in, i, hop.MAC, ifaces[hop.Iface].MAC)
+		if err != nil || int(p) >= len(w.out) {
+			w.drops[DropEgress]++
+			fr[k2], fr[i] = fr[i], fr[k2]
+			k2++
+			continue
+		}
+		ip.DecTTL()
+		w.out[p].Append(*f)
+	}
+	// The first k2 frames were dropped in pass 3; the rest moved to the per-port batches.
+	if k2 > 0 && in.Owner != nil {
+		in.Owner.Release(fr[:k2])
+	}
+	in.Reset()
+	for p, o := range w.out {
+		if len(o.Frames) == 0 {
+			continue
+		}
+		w.fwd += uint64(len(o.Frames))
+		ports[p].Send(o)
+	}
+}
+
+// release frees in.Frames[k:] (the dropped ones) and truncates in to k frames.
+func (w *Worker) release(in *frame.Batch, k int) {
+	if k < len(in.Frames) && in.Owner != nil {
+		in.Owner.Release(in.Frames[k:])
+	}
+	in.Frames = in.Frames[:k]
+}
+
+// Flush publishes the worker's counters (and its vlan worker's). Call it from the worker's goroutine
+// every few milliseconds.
+func (w *Worker) Flush() {
+	for i := range w.drops {
+		w.pub[i].Store(w.drops[i])
+	}
+	w.pub[NumReasons].Store(w.fwd)
+	w.vw.Flush()
+}
+
+// Counters is the sum over workers of frames handed to Send (Forwarded: the ports count what they
+// then queued or dropped) and frames dropped by reason.
+type Counters struct {
+	Forwarded uint64
+	Drops     [NumReasons]uint64
+}
+
+// Counters sums the published counters of every worker. Safe from any goroutine.
+func (r *Router) Counters() Counters {
+	var c Counters
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.workers {
+		for i := range c.Drops {
+			c.Drops[i] += w.pub[i].Load()
+		}
+		c.Forwarded += w.pub[NumReasons].Load()
+	}
+	return c
+}
+
+// IfaceStats returns interface id's counters.
+func (r *Router) IfaceStats(id uint16) vlan.Counters { return r.demux.Stats(id) }

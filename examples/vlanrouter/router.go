@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/vlan"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// Config is the example's configuration.
+type Config struct {
+	Duration time.Duration
+	Interval time.Duration
+	VLANs    int
+	Batch    int
+	Rate     int
+	Bad      float64
+}
+
+func defaultConfig() Config {
+	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01}
+}
+
+// Physical ports of the router.
+const (
+	portTrunk  = 0
+	portUplink = 1
+	numPorts   = 2
+)
+
+// Interface IDs: 0 is the uplink, 1..VLANs the VLAN sub-interfaces (VID 100+i, subnet 10.0.i.0/24).
+const ifUplink = 0
+
+func vidOf(i int) uint16 { return uint16(100 + i) }
+
+// routerMAC is the router's address on interface id; hostMAC the address of host h on VLAN i;
+// gatewayMAC the upstream router's.
+func routerMAC(id int) frame.MAC { return frame.MAC{0x02, 0x77, 0x73, 0x00, byte(id >> 8), byte(id)} }
+func hostMAC(i, h int) frame.MAC { return frame.MAC{0x02, 0x68, 0x6f, byte(i), 0x00, byte(h)} }
+
+var gatewayMAC = frame.MAC{0x02, 0x67, 0x77, 0x00, 0x00, 0x01}
+
+// topology is the router and its ports, built for a config.
+type topology struct {
+	pool   *frame.Pool
+	router *fwd.Router
+	ports  []xmit.Port     // the router's ends, by physical port
+	hosts  []*xmit.MemPort // the far ends: what the generator sends into and sinks from
+	mems   []*xmit.MemPort // the router's ends as MemPorts
+	names  []string        // interface names by ID
+}
+
+// Host next hops: one per VLAN (host .2 on each subnet; the generator's hosts all answer to it in
+// this in-memory world) plus the upstream gateway.
+func build(cfg Config) (*topology, error) {
+	if cfg.VLANs < 1 || cfg.VLANs > 200 {
+		return nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
+	}
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 16384})
+	if err != nil {
+		return nil, err
+	}
+	t := &topology{pool: pool}
+	trunkR, trunkH := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{"trunk0", "trunk0-peer"}, Depth: 2048})
+	upR, upH := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{"uplink0", "uplink0-peer"}, Depth: 2048})
+	t.mems = []*xmit.MemPort{trunkR, upR}
+	t.ports = []xmit.Port{trunkR, upR}
+	t.hosts = []*xmit.MemPort{trunkH, upH}
+
+	demux := vlan.NewDemux(numPorts, vlan.Parser{})
+	ifaces := make([]fwd.Iface, cfg.VLANs+1)
+	t.names = make([]string, cfg.VLANs+1)
+	if err := demux.Add(vlan.Interface{ID: ifUplink, Port: portUplink}); err != nil {
+		return nil, err
+	}
+	ifaces[ifUplink] = fwd.Iface{Name: "uplink", MAC: routerMAC(ifUplink)}
+	t.names[ifUplink] = "uplink"
+	var routes fwd.Static
+	nexthops := []fwd.NextHop{{Iface: ifUplink, MAC: gatewayMAC}} // nh 0: upstream
+	routes.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
+	for i := 1; i <= cfg.VLANs; i++ {
+		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(vidOf(i))}); err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("vlan%d", vidOf(i))
+		ifaces[i] = fwd.Iface{Name: name, MAC: routerMAC(i)}
+		t.names[i] = name
+		nexthops = append(nexthops, fwd.NextHop{Iface: uint16(i), MAC: hostMAC(i, 2)})
+		routes.Add(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), uint32(i))
+	}
+	t.router, err = fwd.New(demux, numPorts, ifaces, &routes, nexthops)
+	return t, err
+}
+
+// worker polls the router's ports until ctx ends and then until they are drained.
+func (t *topology) worker(ctx context.Context, batch int) {
+	w := t.router.NewWorker(batch)
+	in := frame.NewBatch(batch)
+	idle, batches := 0, 0
+	draining := false
+	for {
+		got := false
+		for p, port := range t.ports {
+			if n, _ := port.Recv(in); n > 0 {
+				w.Forward(uint16(p), in, t.ports)
+				got = true
+				batches++
+			}
+		}
+		if batches&63 == 0 {
+			w.Flush()
+		}
+		if got {
+			idle = 0
+			continue
+		}
+		w.Flush()
+		if !draining && ctx.Err() != nil {
+			draining = true
+		}
+		idle++
+		if draining && idle > 3 {
+			return
+		}
+		if idle > 16 {
+			t.mems[portTrunk].Wait(int64(50 * time.Microsecond))
+		}
+	}
+}
+
+// Result is what a run counted.
+type Result struct {
+	Generated, GenDropped uint64 // frames the generator queued / could not queue
+	RouterRx              uint64 // frames the router's ports received
+	Forwarded             uint64 // handed to an egress port
+	Drops                 fwd.Counters
+	RouterTx, TxDropped   uint64 // queued by the egress ports / dropped by them
+	Sunk                  uint64 // frames the far ends received
+	Leaked                int    // pool buffers not returned at the end
+}
+
+// Balanced reports whether every frame is accounted for.
+func (r Result) Balanced() bool {
+	var drops uint64
+	for _, d := range r.Drops.Drops {
+		drops += d
+	}
+	return r.Generated == r.RouterRx && r.RouterRx == r.Forwarded+drops &&
+		r.Forwarded == r.RouterTx+r.TxDropped && r.Sunk == r.RouterTx && r.Leaked == 0
+}
+
+func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
+	t, err := build(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	printf(out, "vlanrouter: trunk0 with %d VLANs (%s..%s) routed to uplink0; in-memory ports, synthetic traffic\n\n",
+		cfg.VLANs, t.names[1], t.names[cfg.VLANs])
+
+	genCtx, stopGen := context.WithCancel(context.Background())
+	routerCtx, stopRouter := context.WithCancel(context.Background())
+	g := newGenerator(t, cfg)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); g.run(genCtx) }()
+	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch) }()
+
+	rows := []monitor.Row{}
+	for p, m := range t.mems {
+		m := m
+		rows = append(rows, monitor.Row{Name: m.Name(), Rx: func() uint64 { return m.Stats().RxPackets }, Tx: func() uint64 { return m.Stats().TxPackets }})
+		_ = p
+	}
+	for id, name := range t.names {
+		id := uint16(id)
+		rows = append(rows, monitor.Row{Name: " " + name,
+			Rx: func() uint64 { return t.router.IfaceStats(id).RxPackets },
+			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
+	}
+	mon := monitor.New("vlanrouter: packets per second", rows)
+	tick := time.NewTicker(cfg.Interval)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			mon.Print(out)
+		}
+	}
+	tick.Stop()
+
+	// Stop the generator, let the router drain, then the sinks.
+	stopGen()
+	for !g.stopped.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	stopRouter()
+	wg.Wait()
+	g.drain()
+	for _, m := range t.mems {
+		m.Close()
+	}
+	for _, h := range t.hosts {
+		h.Close()
+	}
+
+	var r Result
+	for _, h := range t.hosts {
+		s := h.Stats()
+		r.Generated += s.TxPackets
+		r.GenDropped += s.TxDropped
+		r.Sunk += s.RxPackets
+	}
+	for _, m := range t.mems {
+		s := m.Stats()
+		r.RouterRx += s.RxPackets
+		r.RouterTx += s.TxPackets
+		r.TxDropped += s.TxDropped
+	}
+	r.Drops = t.router.Counters()
+	r.Forwarded = r.Drops.Forwarded
+	r.Leaked = t.pool.InUse()
+	report(out, r)
+	return r, nil
+}
+
+func report(out io.Writer, r Result) {
+	g := monitor.Group
+	printf(out, "final counters\n")
+	printf(out, "  generated   %14s  (could not queue: %s)\n", g(float64(r.Generated)), g(float64(r.GenDropped)))
+	printf(out, "  router rx   %14s\n", g(float64(r.RouterRx)))
+	printf(out, "  forwarded   %14s  (egress queued %s, egress dropped %s)\n", g(float64(r.Forwarded)), g(float64(r.RouterTx)), g(float64(r.TxDropped)))
+	var drops uint64
+	for i, d := range r.Drops.Drops {
+		if d > 0 {
+			printf(out, "  dropped %-12s %10s\n", fwd.Reason(i).String()+":", g(float64(d)))
+		}
+		drops += d
+	}
+	printf(out, "  dropped     %14s\n", g(float64(drops)))
+	printf(out, "  received by the far ends %s, pool buffers still out %d\n", g(float64(r.Sunk)), r.Leaked)
+	if r.Balanced() {
+		printf(out, "accounting: ok (rx = forwarded + dropped; forwarded = egress queued + egress dropped; nothing leaked)\n")
+	} else {
+		printf(out, "accounting: MISMATCH\n")
+	}
+}

@@ -1,0 +1,146 @@
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// xskMapEntries bounds the queue numbers a port can bind (one XSKMAP slot per queue).
+const xskMapEntries = 1024
+
+// xdpProg is the redirect program and XSKMAP of one interface, shared by every port of the process
+// that binds a queue of that interface (an interface holds one XDP program per mode).
+type xdpProg struct {
+	key    progKey
+	refs   int
+	m      *ebpf.Map
+	prog   *ebpf.Program
+	l      link.Link
+	attach Attach // what actually attached
+}
+
+type progKey struct {
+	netns   uint64 // inode of the network namespace (ifindexes are per namespace)
+	ifindex int
+}
+
+var progs struct {
+	sync.Mutex
+	m map[progKey]*xdpProg
+}
+
+// redirectInsns is the XDP program: look the receive queue up in the XSKMAP and redirect the frame
+// to the socket found there; XDP_PASS if the queue has none (bpf_redirect_map's flags argument is
+// the action on a miss, since Linux 5.3).
+func redirectInsns(m *ebpf.Map) (asm.Instructions, error) {
+	ld := asm.LoadMapPtr(asm.R1, m.FD())
+	if err := ld.AssociateMap(m); err != nil {
+		return nil, err
+	}
+	return asm.Instructions{
+		asm.LoadMem(asm.R2, asm.R1, 16, asm.Word), // r2 = ctx->rx_queue_index
+		ld,                       // r1 = &xskmap
+		asm.Mov.Imm(asm.R3, 2),   // r3 = XDP_PASS on a miss
+		asm.FnRedirectMap.Call(), // r0 = bpf_redirect_map(r1, r2, r3)
+		asm.Return(),
+	}, nil
+}
+
+// acquireProg returns the interface's program, loading and attaching it on first use.
+func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
+	key := progKey{netns, ifindex}
+	progs.Lock()
+	defer progs.Unlock()
+	if x := progs.m[key]; x != nil {
+		if want != AttachAuto && want != x.attach {
+			return nil, fmt.Errorf("afxdp: interface %d already has the program attached %s, not %s", ifindex, x.attach, want)
+		}
+		x.refs++
+		return x, nil
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ws_xsks", Type: ebpf.XSKMap, KeySize: 4, ValueSize: 4, MaxEntries: xskMapEntries})
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: create XSKMAP: %w", err)
+	}
+	insns, err := redirectInsns(m)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ws_xsk_redir", Type: ebpf.XDP, License: "GPL", Instructions: insns})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("afxdp: load XDP program: %w", err)
+	}
+	x := &xdpProg{key: key, refs: 1, m: m, prog: prog}
+	tries := []Attach{want}
+	if want == AttachAuto {
+		tries = []Attach{AttachNative, AttachGeneric}
+	}
+	var errs []error
+	for _, a := range tries {
+		flags := link.XDPDriverMode
+		if a == AttachGeneric {
+			flags = link.XDPGenericMode
+		}
+		l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifindex, Flags: flags})
+		if err == nil {
+			x.l, x.attach = l, a
+			break
+		}
+		errs = append(errs, fmt.Errorf("attach %s: %w", a, err))
+	}
+	if x.l == nil {
+		prog.Close()
+		m.Close()
+		return nil, fmt.Errorf("afxdp: attach XDP program to ifindex %d: %w", ifindex, errors.Join(errs...))
+	}
+	if progs.m == nil {
+		progs.m = make(map[progKey]*xdpProg)
+	}
+	progs.m[key] = x
+	return x, nil
+}
+
+// setSocket puts the socket fd into the queue's XSKMAP slot.
+func (x *xdpProg) setSocket(queue, fd int) error {
+	if queue < 0 || queue >= xskMapEntries {
+		return fmt.Errorf("afxdp: queue %d out of range [0,%d)", queue, xskMapEntries)
+	}
+	if err := x.m.Update(uint32(queue), uint32(fd), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("afxdp: XSKMAP update: %w", err)
+	}
+	return nil
+}
+
+// release removes the queue's socket from the map and, with the last user, detaches and unloads.
+func (x *xdpProg) release(queue int) {
+	progs.Lock()
+	defer progs.Unlock()
+	if queue >= 0 {
+		x.m.Delete(uint32(queue)) // ENOENT if never set: fine
+	}
+	x.refs--
+	if x.refs > 0 {
+		return
+	}
+	delete(progs.m, x.key)
+	x.l.Close() // detaches (bpf_link)
+	x.prog.Close()
+	x.m.Close()
+}
+
+// netnsID is the inode of the calling thread's network namespace.
+func netnsID() uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/thread-self/ns/net", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
