@@ -3,6 +3,7 @@ module github.com/wirespeed/wirespeed
 go 1.26.0
 
 require (
+	github.com/cilium/ebpf v0.22.0
 	github.com/gopacket/gopacket v1.7.7
 	golang.org/x/sys v0.50.0
 )
