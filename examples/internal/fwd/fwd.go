@@ -42,15 +42,15 @@ type NextHop struct {
 type Reason int
 
 const (
-	DropVLAN        Reason = iota // no interface for the frame's port/VLAN (or malformed tag)
-	DropNotIPv4                   // ARP, IPv6, anything else: this router only forwards IPv4
-	DropNotForUs                  // unicast to another MAC (promiscuous traffic)
-	DropMalformed                 // IPv4 header invalid or truncated
-	DropChecksum                  // IPv4 header checksum wrong
-	DropTTL                       // TTL expired (a full router would send ICMP time exceeded)
-	DropNoRoute                   // no route, or a route to an unknown next hop
-	DropTooBig                    // larger than the egress MTU with DF set (would need ICMP frag-needed)
-	DropEgress                    // tag push failed (no headroom) or unknown egress port
+	DropVLAN      Reason = iota // no interface for the frame's port/VLAN (or malformed tag)
+	DropNotIPv4                 // ARP, IPv6, anything else: this router only forwards IPv4
+	DropNotForUs                // unicast to another MAC (promiscuous traffic)
+	DropMalformed               // IPv4 header invalid or truncated
+	DropChecksum                // IPv4 header checksum wrong
+	DropTTL                     // TTL expired (a full router would send ICMP time exceeded)
+	DropNoRoute                 // no route, or a route to an unknown next hop
+	DropTooBig                  // larger than the egress MTU with DF set (would need ICMP frag-needed)
+	DropEgress                  // tag push failed (no headroom) or unknown egress port
 	NumReasons
 )
 
