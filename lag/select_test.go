@@ -1,0 +1,312 @@
+package lag
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// memMembers returns n in-memory links: the aggregate's ends and the far ends.
+func memMembers(t testing.TB, pool *frame.Pool, n int) (near []xmit.Port, far []*xmit.MemPort) {
+	for i := 0; i < n; i++ {
+		a, b := xmit.Pipe(pool, &xmit.PipeConfig{Depth: 1 << 16})
+		near = append(near, a)
+		far = append(far, b)
+	}
+	return near, far
+}
+
+// fillBatch loads frames into a fresh batch from pool.
+func fillBatch(t testing.TB, pool *frame.Pool, frames []synthFrame) *frame.Batch {
+	b := frame.NewBatch(len(frames))
+	n, err := pool.Alloc(b, len(frames))
+	if err != nil || n != len(frames) {
+		t.Fatalf("Alloc: %d, %v", n, err)
+	}
+	for i, f := range frames {
+		b.Frames[i].Resize(len(f.b))
+		copy(b.Bytes(i), f.b)
+		if f.oob {
+			b.Frames[i].Flags |= frame.FlagVLAN
+			b.Frames[i].TPID, b.Frames[i].TCI = 0x8100, f.tci
+		}
+	}
+	return b
+}
+
+// TestDistributionMatchesKernel: over 100k synthetic flows, for 2, 3 and 4 members and every
+// policy, the member Select chooses is usable[oracle hash % count], the oracle being the naive
+// transcription of the kernel.
+func TestDistributionMatchesKernel(t *testing.T) {
+	const flows = 100000
+	r := rand.New(rand.NewPCG(7, 8))
+	all := make([]synthFrame, flows)
+	for i := range all {
+		all[i] = genFrame(r)
+	}
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	out := make([]uint8, 64)
+	for _, nm := range []int{2, 3, 4} {
+		for p := Layer2; p <= VLANSrcMAC; p++ {
+			near, _ := memMembers(t, pool, nm)
+			a, err := New(near, &Config{Mode: XOR, Policy: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel := a.NewSelector()
+			spread := make([]int, nm)
+			for start := 0; start < flows; start += 64 {
+				chunk := all[start:min(start+64, flows)]
+				b := fillBatch(t, pool, chunk)
+				sel.Select(b, out)
+				for i, f := range chunk {
+					want := uint8(oracleHash(p, f.b, f.oob, f.tci) % uint32(nm))
+					if out[i] != want {
+						t.Fatalf("%d members, %v, flow %d: member %d, kernel %d", nm, p, start+i, out[i], want)
+					}
+					spread[out[i]]++
+				}
+				b.Free()
+			}
+			t.Logf("%d members %-11v spread %v", nm, p, spread)
+			a.Close()
+		}
+	}
+}
+
+func TestRoundRobin(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	near, _ := memMembers(t, pool, 3)
+	for _, tc := range []struct {
+		pps  int
+		down int // member taken down, -1 none
+		want []uint8
+	}{
+		{1, -1, []uint8{0, 1, 2, 0, 1, 2, 0, 1}},
+		{2, -1, []uint8{0, 0, 1, 1, 2, 2, 0, 0}},
+		{3, -1, []uint8{0, 0, 0, 1, 1, 1, 2, 2}},
+		// bond_get_slave_by_id: a down member's turn goes to the next usable member.
+		{1, 1, []uint8{0, 2, 2, 0, 2, 2, 0, 2}},
+		{1, 2, []uint8{0, 1, 0, 0, 1, 0, 0, 1}},
+	} {
+		a, err := New(near, &Config{Mode: RoundRobin, PacketsPerMember: tc.pps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.down >= 0 {
+			a.SetMemberUp(tc.down, false)
+		}
+		s := a.NewSelector()
+		b := frame.NewBatch(8)
+		b.Frames = b.Frames[:8]
+		out := make([]uint8, 8)
+		s.Select(b, out)
+		for i := range out {
+			if out[i] != tc.want[i] {
+				t.Errorf("pps %d down %d: %v, want %v", tc.pps, tc.down, out, tc.want)
+				break
+			}
+		}
+		// The turn carries over between batches.
+		b.Frames = b.Frames[:1]
+		s.Select(b, out)
+		if tc.down < 0 && tc.pps == 1 && out[0] != 8%3 {
+			t.Errorf("pps 1: the ninth frame went to %d, want %d", out[0], 8%3)
+		}
+	}
+	// Random choice: every member gets some, only usable ones.
+	a, _ := New(near, &Config{Mode: RoundRobin, PacketsPerMember: -1})
+	a.SetMemberUp(0, false)
+	s := a.NewSelector()
+	b := frame.NewBatch(64)
+	b.Frames = b.Frames[:64]
+	out := make([]uint8, 64)
+	seen := map[uint8]int{}
+	for k := 0; k < 100; k++ {
+		s.Select(b, out)
+		for _, m := range out {
+			seen[m]++
+		}
+	}
+	if seen[0] != 0 || seen[1] == 0 || seen[2] == 0 || len(seen) != 2 {
+		t.Errorf("random round-robin with member 0 down: %v", seen)
+	}
+}
+
+func TestActiveBackup(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	near, _ := memMembers(t, pool, 3)
+	a, err := New(near, &Config{Mode: ActiveBackup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(want int) {
+		t.Helper()
+		if got := a.Active(); got != want {
+			t.Fatalf("active %d, want %d", got, want)
+		}
+		b := frame.NewBatch(4)
+		b.Frames = b.Frames[:4]
+		out := make([]uint8, 4)
+		a.NewSelector().Select(b, out)
+		w := uint8(want)
+		if want < 0 {
+			w = NoMember
+		}
+		for _, m := range out {
+			if m != w {
+				t.Fatalf("Select %v, want all %d", out, w)
+			}
+		}
+	}
+	check(0)
+	a.SetMemberUp(0, false)
+	check(1)
+	a.SetMemberUp(0, true) // no primary: the active member stays
+	check(1)
+	a.SetMemberUp(1, false)
+	a.SetMemberUp(0, false)
+	check(2)
+	a.SetMemberUp(2, false)
+	check(-1)
+	// With a primary, it takes over again whenever usable.
+	p, err := New(near, &Config{Mode: ActiveBackup, Primary: near[2].Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = p
+	check(2)
+	a.SetMemberUp(2, false)
+	check(0)
+	a.SetMemberUp(2, true)
+	check(2)
+}
+
+// TestTableKeepsOtherFlows: with the bucket table a failure moves exactly the failed member's
+// buckets (spread over the others) and nothing else; recovery restores the table. Without the table
+// (bonding) most flows move.
+func TestTableKeepsOtherFlows(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	near, _ := memMembers(t, pool, 4)
+	a, err := New(near, &Config{Mode: XOR, Policy: Layer34, Table: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := a.Table()
+	a.SetMemberUp(1, false)
+	after := a.Table()
+	moved := map[uint8]int{}
+	for b := range before {
+		if before[b] != 1 && after[b] != before[b] {
+			t.Fatalf("bucket %d of a healthy member moved %d → %d", b, before[b], after[b])
+		}
+		if before[b] == 1 {
+			if after[b] == 1 {
+				t.Fatalf("bucket %d still on the failed member", b)
+			}
+			moved[after[b]]++
+		}
+	}
+	if len(moved) != 3 || moved[0] < 21 || moved[2] < 21 || moved[3] < 21 {
+		t.Errorf("failed member's 64 buckets spread unevenly: %v", moved)
+	}
+	a.SetMemberUp(1, true)
+	if a.Table() != before {
+		t.Error("recovery did not restore the table")
+	}
+	// A rebalanced table from the control loop.
+	var nt [Buckets]uint8
+	for b := range nt {
+		nt[b] = uint8(3 - b%4)
+	}
+	if err := a.SetTable(&nt); err != nil {
+		t.Fatal(err)
+	}
+	if a.Table() != nt {
+		t.Error("SetTable not published")
+	}
+	nt[0] = 9
+	if a.SetTable(&nt) == nil {
+		t.Error("SetTable accepted member 9 of 4")
+	}
+	// Frames follow the table: Select = table[Bucket(hash)].
+	r := rand.New(rand.NewPCG(9, 10))
+	frames := make([]synthFrame, 64)
+	for i := range frames {
+		frames[i] = genFrame(r)
+	}
+	b := fillBatch(t, pool, frames)
+	out := make([]uint8, 64)
+	a.NewSelector().Select(b, out)
+	tab := a.Table()
+	for i, f := range frames {
+		if want := tab[Bucket(oracleHash(Layer34, f.b, f.oob, f.tci))]; out[i] != want {
+			t.Fatalf("frame %d: member %d, table says %d", i, out[i], want)
+		}
+	}
+	b.Free()
+}
+
+func TestBondingModeRemodulo(t *testing.T) {
+	// Documented behaviour of the bonding-compatible mode: with 4 → 3 usable members a flow stays
+	// only if hash%4 and hash%3 name the same survivor; most flows move.
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	near, _ := memMembers(t, pool, 4)
+	a, _ := New(near, &Config{Mode: XOR, Policy: Layer34})
+	r := rand.New(rand.NewPCG(11, 12))
+	frames := make([]synthFrame, 64)
+	for i := range frames {
+		frames[i] = genFrame(r)
+	}
+	b := fillBatch(t, pool, frames)
+	out := make([]uint8, 64)
+	s := a.NewSelector()
+	s.Select(b, out)
+	before := append([]uint8(nil), out...)
+	a.SetMemberUp(3, false)
+	s.Select(b, out)
+	for i, f := range frames {
+		h := oracleHash(Layer34, f.b, f.oob, f.tci)
+		if out[i] != uint8(h%3) || before[i] != uint8(h%4) {
+			t.Fatalf("frame %d: %d→%d, want %d→%d", i, before[i], out[i], h%4, h%3)
+		}
+	}
+	b.Free()
+}
+
+func TestDebounce(t *testing.T) {
+	const ms = 1_000_000
+	d := debounce{up: true}
+	steps := []struct {
+		obs     bool
+		now     int64
+		changed bool
+		up      bool
+	}{
+		{true, 0, false, true},
+		{false, 10 * ms, false, true},  // down seen, downdelay 30ms running
+		{true, 20 * ms, false, true},   // flap back: forgotten
+		{false, 30 * ms, false, true},  // down again, timer restarts at 30
+		{false, 50 * ms, false, true},  // 20ms < 30ms
+		{false, 60 * ms, true, false},  // 30ms: down
+		{true, 70 * ms, false, false},  // updelay 50ms running
+		{true, 119 * ms, false, false}, // 49ms
+		{true, 120 * ms, true, true},   // 50ms: up
+	}
+	for i, s := range steps {
+		ch := d.step(s.obs, durationOf(s.now), durationOf(50*ms), durationOf(30*ms))
+		if ch != s.changed || d.up != s.up {
+			t.Fatalf("step %d: changed %v up %v, want %v %v", i, ch, d.up, s.changed, s.up)
+		}
+	}
+	// Zero delays: immediate.
+	d = debounce{up: true}
+	if !d.step(false, 0, 0, 0) || d.up {
+		t.Fatal("zero downdelay did not take the member down at once")
+	}
+}
+
+func durationOf(ns int64) time.Duration { return time.Duration(ns) }
