@@ -4,11 +4,12 @@ go 1.26.0
 
 require github.com/wirespeed/wirespeed v0.0.0
 
-require github.com/gaissmai/bart v0.30.0
-
 require (
-	github.com/gopacket/gopacket v1.7.7 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/gaissmai/bart v0.30.0
+	github.com/gopacket/gopacket v1.7.7
+	golang.org/x/sys v0.50.0
 )
+
+require golang.org/x/net v0.55.0 // indirect
 
 replace github.com/wirespeed/wirespeed => ../
