@@ -1,0 +1,282 @@
+package fwd
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/vlan"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+var (
+	macUp   = frame.MAC{2, 0, 0, 0, 0, 1} // router on iface 0 (port 1, untagged)
+	macV10  = frame.MAC{2, 0, 0, 0, 0, 2} // router on iface 1 (port 0, VLAN 10)
+	macGW   = frame.MAC{2, 9, 9, 9, 9, 9}
+	macHost = frame.MAC{2, 8, 8, 8, 8, 8}
+)
+
+type rig struct {
+	pool  *frame.Pool
+	r     *Router
+	w     *Worker
+	ports []xmit.Port
+	peers []*xmit.MemPort
+}
+
+func newRig(t testing.TB) *rig {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 1024})
+	d := vlan.NewDemux(2, vlan.Parser{})
+	d.Add(vlan.Interface{ID: 0, Port: 1})
+	d.Add(vlan.Interface{ID: 1, Port: 0, Outer: vlan.C(10)})
+	var st Static
+	st.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
+	st.Add(netip.MustParsePrefix("10.0.10.0/24"), 1)
+	st.Add(netip.MustParsePrefix("10.0.10.128/25"), 2) // next hop 2 does not exist: counted as no-route
+	r, err := New(d, 2, []Iface{{Name: "up", MAC: macUp, MTU: 1000}, {Name: "v10", MAC: macV10}},
+		&st, []NextHop{{Iface: 0, MAC: macGW}, {Iface: 1, MAC: macHost}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &rig{pool: pool, r: r, w: r.NewWorker(64)}
+	for i := 0; i < 2; i++ {
+		a, z := xmit.Pipe(pool, nil)
+		g.ports = append(g.ports, a)
+		g.peers = append(g.peers, z)
+	}
+	return g
+}
+
+type pkt struct {
+	vid      uint16 // 0: untagged
+	dstMAC   frame.MAC
+	dst      [4]byte
+	ttl      uint8
+	size     int // UDP payload
+	df       bool
+	badSum   bool
+	etype    layers.EthernetType
+	truncate int
+}
+
+func (p pkt) bytes(t testing.TB) []byte {
+	eth := &layers.Ethernet{SrcMAC: macHost[:], DstMAC: p.dstMAC[:], EthernetType: layers.EthernetTypeIPv4}
+	ls := []gopacket.SerializableLayer{eth}
+	if p.vid != 0 {
+		eth.EthernetType = layers.EthernetTypeDot1Q
+		ls = append(ls, &layers.Dot1Q{VLANIdentifier: p.vid, Type: layers.EthernetTypeIPv4})
+	}
+	if p.etype != 0 {
+		if p.vid != 0 {
+			ls[1].(*layers.Dot1Q).Type = p.etype
+		} else {
+			eth.EthernetType = p.etype
+		}
+	}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: p.ttl, Protocol: layers.IPProtocolUDP, SrcIP: []byte{10, 0, 10, 5}, DstIP: p.dst[:]}
+	if p.df {
+		ip.Flags = layers.IPv4DontFragment
+	}
+	udp := &layers.UDP{SrcPort: 40000, DstPort: 40001}
+	udp.SetNetworkLayerForChecksum(ip)
+	ls = append(ls, ip, udp, gopacket.Payload(make([]byte, p.size)))
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	b := append([]byte(nil), buf.Bytes()...)
+	if p.badSum {
+		off := 14
+		if p.vid != 0 {
+			off = 18
+		}
+		b[off+10] ^= 0x55
+	}
+	if p.truncate > 0 {
+		b = b[:p.truncate]
+	}
+	return b
+}
+
+func (g *rig) forward(t testing.TB, port uint16, pkts ...[]byte) {
+	b := frame.NewBatch(64)
+	g.pool.Alloc(b, len(pkts))
+	for i, p := range pkts {
+		b.Frames[i].Resize(len(p))
+		copy(b.Bytes(i), p)
+	}
+	g.w.Forward(port, b, g.ports)
+	if b.Len() != 0 {
+		t.Fatal("Forward left frames in the input batch")
+	}
+}
+
+func (g *rig) received(t testing.TB, port int) []gopacket.Packet {
+	var out []gopacket.Packet
+	b := frame.NewBatch(64)
+	for {
+		n, _ := g.peers[port].Recv(b)
+		if n == 0 {
+			return out
+		}
+		for i := 0; i < n; i++ {
+			out = append(out, gopacket.NewPacket(append([]byte(nil), b.Bytes(i)...), layers.LayerTypeEthernet, gopacket.Default))
+		}
+		b.Free()
+	}
+}
+
+func TestForwardAndDrops(t *testing.T) {
+	g := newRig(t)
+	up := [4]byte{198, 18, 0, 1}
+	g.forward(t, 0,
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 64, size: 30}.bytes(t),                                        // → uplink
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 2, size: 30, df: true}.bytes(t),                               // → uplink, TTL 1
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 1, size: 30}.bytes(t),                                         // ttl
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 64, size: 30, badSum: true}.bytes(t),                          // checksum
+		pkt{vid: 11, dstMAC: macV10, dst: up, ttl: 64, size: 30}.bytes(t),                                        // vlan
+		pkt{vid: 10, dstMAC: macUp, dst: up, ttl: 64, size: 30}.bytes(t),                                         // not for us (wrong iface MAC)
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 64, size: 30, etype: layers.EthernetTypeARP}.bytes(t),         // not ipv4
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 64, size: 1200, df: true}.bytes(t),                            // too big for uplink MTU 1000
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 64, size: 1200}.bytes(t),                                      // fragmentable: forwarded whole (no fragmentation here)
+		pkt{vid: 10, dstMAC: macV10, dst: up, ttl: 64, size: 30, truncate: 30}.bytes(t),                          // malformed
+		pkt{vid: 10, dstMAC: frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, dst: up, ttl: 64, size: 30}.bytes(t), // broadcast: routed
+	)
+	g.forward(t, 1,
+		pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 7}, ttl: 64, size: 30}.bytes(t),   // → VLAN 10 host
+		pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 200}, ttl: 64, size: 30}.bytes(t), // → nh 2 missing: no-route
+	)
+	g.w.Flush()
+	c := g.r.Counters()
+	want := map[Reason]uint64{DropTTL: 1, DropChecksum: 1, DropVLAN: 1, DropNotForUs: 1, DropNotIPv4: 1, DropTooBig: 1, DropMalformed: 1, DropNoRoute: 1}
+	for r := Reason(0); r < NumReasons; r++ {
+		if c.Drops[r] != want[r] {
+			t.Errorf("%v drops = %d, want %d", r, c.Drops[r], want[r])
+		}
+	}
+	if c.Forwarded != 5 {
+		t.Errorf("forwarded %d, want 5", c.Forwarded)
+	}
+	upOut, vOut := g.received(t, 1), g.received(t, 0)
+	if len(upOut) != 4 || len(vOut) != 1 {
+		t.Fatalf("uplink got %d, vlan port got %d", len(upOut), len(vOut))
+	}
+	for i, p := range upOut {
+		eth := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+		ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		if ip == nil || p.Layer(layers.LayerTypeDot1Q) != nil {
+			t.Fatalf("uplink frame %d: %v", i, p)
+		}
+		if frame.MAC(eth.DstMAC) != macGW || frame.MAC(eth.SrcMAC) != macUp {
+			t.Errorf("uplink frame %d MACs %v → %v", i, eth.SrcMAC, eth.DstMAC)
+		}
+		checkIP(t, ip, []uint8{63, 1, 63, 63}[i])
+	}
+	p := vOut[0]
+	q, _ := p.Layer(layers.LayerTypeDot1Q).(*layers.Dot1Q)
+	eth := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	if q == nil || q.VLANIdentifier != 10 || frame.MAC(eth.DstMAC) != macHost || frame.MAC(eth.SrcMAC) != macV10 {
+		t.Fatalf("VLAN frame: %v", p)
+	}
+	checkIP(t, p.Layer(layers.LayerTypeIPv4).(*layers.IPv4), 63)
+	if g.pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", g.pool.InUse())
+	}
+	if s := g.r.IfaceStats(1); s.RxPackets != 10 || s.TxPackets != 1 {
+		t.Errorf("vlan10 stats %+v", s)
+	}
+}
+
+// checkIP: TTL as expected and the checksum we updated incrementally equals gopacket's full
+// recomputation.
+func checkIP(t *testing.T, ip *layers.IPv4, ttl uint8) {
+	t.Helper()
+	if ip.TTL != ttl {
+		t.Errorf("TTL %d, want %d", ip.TTL, ttl)
+	}
+	got := ip.Checksum
+	buf := gopacket.NewSerializeBuffer()
+	ip.Checksum = 0
+	ip.SerializeTo(buf, gopacket.SerializeOptions{ComputeChecksums: true})
+	if want := binary.BigEndian.Uint16(buf.Bytes()[10:12]); got != want {
+		t.Errorf("checksum %#04x, gopacket computes %#04x", got, want)
+	}
+}
+
+func TestForwardZeroAllocs(t *testing.T) {
+	g := newRig(t)
+	p1 := pkt{vid: 10, dstMAC: macV10, dst: [4]byte{198, 18, 0, 1}, ttl: 255, size: 30}.bytes(t)
+	p2 := pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 7}, ttl: 255, size: 30}.bytes(t)
+	b := frame.NewBatch(64)
+	sink := frame.NewBatch(64)
+	a := testing.AllocsPerRun(100, func() {
+		g.pool.Alloc(b, 32)
+		for i := range b.Frames {
+			p := p1
+			b.Frames[i].Resize(len(p))
+			copy(b.Bytes(i), p)
+		}
+		g.w.Forward(0, b, g.ports)
+		g.pool.Alloc(b, 32)
+		for i := range b.Frames {
+			b.Frames[i].Resize(len(p2))
+			copy(b.Bytes(i), p2)
+		}
+		g.w.Forward(1, b, g.ports)
+		for _, z := range g.peers {
+			z.Recv(sink)
+			sink.Free()
+		}
+	})
+	if a != 0 {
+		t.Fatalf("Forward: %v allocs per run", a)
+	}
+}
+
+func TestStaticAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	var st Static
+	type route struct {
+		p  netip.Prefix
+		nh uint32
+	}
+	var routes []route
+	for i := 0; i < 40; i++ {
+		a := r.Uint32()
+		bits := r.IntN(33)
+		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)}), bits).Masked()
+		st.Add(p, uint32(i))
+		routes = append(routes, route{p, uint32(i)})
+	}
+	for i := 0; i < 20000; i++ {
+		a := r.Uint32()
+		if i%2 == 0 { // inside a random route
+			rt := routes[r.IntN(len(routes))].p
+			a4 := rt.Addr().As4()
+			base := binary.BigEndian.Uint32(a4[:])
+			a = base | a&^(^uint32(0)<<(32-rt.Bits())&0xffffffff)
+			if rt.Bits() == 0 {
+				a = r.Uint32()
+			} else if rt.Bits() == 32 {
+				a = base
+			}
+		}
+		addr := netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)})
+		want, best := NoRoute, -1
+		for _, rt := range routes { // last added wins among equal prefixes, as Add replaces
+			if rt.p.Contains(addr) && rt.p.Bits() >= best {
+				want, best = rt.nh, rt.p.Bits()
+			}
+		}
+		if got := st.Lookup(a); got != want {
+			t.Fatalf("%v: got %d, want %d", addr, got, want)
+		}
+	}
+	if err := st.Add(netip.MustParsePrefix("::/0"), 1); err == nil {
+		t.Fatal("IPv6 prefix accepted")
+	}
+}
