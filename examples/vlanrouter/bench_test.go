@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -51,8 +52,9 @@ func benchEgress(b *testing.B, inTagged, outTagged bool) {
 	d.Add(z)
 	var routes fwd.Static
 	routes.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
-	r, err := fwd.New(d, 2, []fwd.Iface{{Name: "a", MAC: routerMAC(0)}, {Name: "z", MAC: routerMAC(1)}},
-		&routes, []fwd.NextHop{{Iface: 1, MAC: gatewayMAC}})
+	var nh fib.NextHops
+	nh.Set(0, fib.NextHop{Ifindex: 1, DstMAC: gatewayMAC})
+	r, err := fwd.New(d, 2, []fwd.Iface{{Name: "a", MAC: routerMAC(0)}, {Name: "z", MAC: routerMAC(1)}}, &routes, &nh)
 	if err != nil {
 		b.Fatal(err)
 	}

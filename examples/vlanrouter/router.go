@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -83,9 +84,11 @@ func build(cfg Config) (*topology, error) {
 	}
 	ifaces[ifUplink] = fwd.Iface{Name: "uplink", MAC: routerMAC(ifUplink)}
 	t.names[ifUplink] = "uplink"
-	var routes fwd.Static
-	nexthops := []fwd.NextHop{{Iface: ifUplink, MAC: gatewayMAC}} // nh 0: upstream
-	routes.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
+	routes := fib.New()
+	nexthops := new(fib.NextHops)
+	var changes []fib.Change
+	nexthops.Set(0, fib.NextHop{Ifindex: ifUplink, DstMAC: gatewayMAC}) // nh 0: upstream
+	changes = append(changes, fib.Change{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0})
 	for i := 1; i <= cfg.VLANs; i++ {
 		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(vidOf(i))}); err != nil {
 			return nil, err
@@ -93,10 +96,13 @@ func build(cfg Config) (*topology, error) {
 		name := fmt.Sprintf("vlan%d", vidOf(i))
 		ifaces[i] = fwd.Iface{Name: name, MAC: routerMAC(i)}
 		t.names[i] = name
-		nexthops = append(nexthops, fwd.NextHop{Iface: uint16(i), MAC: hostMAC(i, 2)})
-		routes.Add(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), uint32(i))
+		nexthops.Set(uint32(i), fib.NextHop{Ifindex: uint16(i), DstMAC: hostMAC(i, 2)})
+		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), NextHop: uint32(i)})
 	}
-	t.router, err = fwd.New(demux, numPorts, ifaces, &routes, nexthops)
+	if err := routes.Apply(changes); err != nil {
+		return nil, err
+	}
+	t.router, err = fwd.New(demux, numPorts, ifaces, routes, nexthops)
 	return t, err
 }
 

@@ -9,33 +9,27 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
 // Routes is a batched longest-prefix-match table: for each destination address it writes a next-hop
-// index to nh, or NoRoute. It is called once per batch, never per frame.
+// index to nh, or NoRoute, and returns how many it wrote. It is called once per batch, never per
+// frame. *fib.Table is the real one; Static is a tiny one for tests.
 type Routes interface {
-	LookupBatch(dst []uint32, nh []uint32)
+	LookupBatch(dst []uint32, nh []uint32) int
 }
 
 // NoRoute marks a destination without a route.
-const NoRoute = ^uint32(0)
+const NoRoute = fib.NoRoute
 
 // Iface is a logical interface (as numbered in the vlan.Demux) as the router sees it.
 type Iface struct {
 	Name string
 	MAC  frame.MAC // the router's address on it: frames to other unicast MACs are not routed
 	MTU  int       // largest IPv4 packet it sends (0: 1500)
-}
-
-// NextHop is where a route leads: the egress interface and the neighbour's MAC. Entries are
-// immutable; a control plane replaces the whole table (Router.SetNextHops), so the forwarding path
-// holds no reference count.
-type NextHop struct {
-	Iface uint16
-	MAC   frame.MAC
 }
 
 // Reason is why a frame was dropped.
@@ -58,13 +52,18 @@ var reasonNames = [NumReasons]string{"vlan", "not-ipv4", "not-for-us", "malforme
 
 func (r Reason) String() string { return reasonNames[r] }
 
-// Router holds the configuration all workers share. Build it, then start workers; SetRoutes and
-// SetNextHops may be called at any time and take effect at the next batch.
+// Router holds the configuration all workers share. Build it, then start workers. The route table
+// and the next hops may change at any time (fib's tables are RCU-style): a worker reads each once
+// per batch and holds no reference count. SetRoutes swaps the whole route table.
+//
+// A next hop's Ifindex is the egress interface (the demux's interface ID, whose tags Encap writes) and
+// DstMAC the neighbour's address; the source address is the interface's MAC (Iface.MAC). Next hops
+// flagged fib.NextHopDrop are blackholes.
 type Router struct {
 	demux  *vlan.Demux
 	ifaces []Iface
 	routes atomic.Pointer[routesBox]
-	nh     atomic.Pointer[[]NextHop]
+	nh     *fib.NextHops
 	ports  int
 
 	mu      sync.Mutex
@@ -75,28 +74,24 @@ type routesBox struct{ r Routes }
 
 // New returns a router over demux's interfaces (ifaces indexed by interface ID) with ports physical
 // ports.
-func New(demux *vlan.Demux, ports int, ifaces []Iface, routes Routes, nexthops []NextHop) (*Router, error) {
+func New(demux *vlan.Demux, ports int, ifaces []Iface, routes Routes, nexthops *fib.NextHops) (*Router, error) {
 	for _, id := range demux.Interfaces() {
 		if int(id) >= len(ifaces) {
 			return nil, fmt.Errorf("fwd: demux interface %d has no Iface entry", id)
 		}
 	}
-	r := &Router{demux: demux, ifaces: append([]Iface(nil), ifaces...), ports: ports}
+	r := &Router{demux: demux, ifaces: append([]Iface(nil), ifaces...), ports: ports, nh: nexthops}
 	for i := range r.ifaces {
 		if r.ifaces[i].MTU == 0 {
 			r.ifaces[i].MTU = 1500
 		}
 	}
 	r.SetRoutes(routes)
-	r.SetNextHops(nexthops)
 	return r, nil
 }
 
 // SetRoutes swaps the route table.
 func (r *Router) SetRoutes(rt Routes) { r.routes.Store(&routesBox{rt}) }
-
-// SetNextHops swaps the next-hop table (the slice must not be modified afterwards).
-func (r *Router) SetNextHops(nh []NextHop) { r.nh.Store(&nh) }
 
 // Ifaces returns the interface table.
 func (r *Router) Ifaces() []Iface { return r.ifaces }
@@ -179,7 +174,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 
 	// Pass 2: one lookup call for the whole batch.
 	w.r.routes.Load().r.LookupBatch(w.dst[:k], w.nh[:k])
-	nhs := *w.r.nh.Load()
+	nhs := w.r.nh.View()
 
 	// Pass 3: rewrite, tag, sort by egress port.
 	for _, o := range w.out {
@@ -189,23 +184,22 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	k2 := 0
 	for i := range fr {
 		f := &fr[i]
-		n := w.nh[i]
-		if n >= uint32(len(nhs)) {
+		hop := nhs.At(w.nh[i])
+		if hop == nil || hop.Flags&fib.NextHopDrop != 0 || int(hop.Ifindex) >= len(ifaces) {
 			w.drops[DropNoRoute]++
 			fr[k2], fr[i] = fr[i], fr[k2]
 			k2++
 			continue
 		}
-		hop := &nhs[n]
 		ip := frame.IPv4(f.Data(in.Mem)[f.L3:])
-		if ip.TotalLen() > ifaces[hop.Iface].MTU && ip.DontFragment() {
+		if ip.TotalLen() > ifaces[hop.Ifindex].MTU && ip.DontFragment() {
 			w.drops[DropTooBig]++
 			fr[k2], fr[i] = fr[i], fr[k2]
 			k2++
 			continue
 		}
-		f.Out = hop.Iface
-		p, err := w.vw.Encap(in, i, hop.MAC, ifaces[hop.Iface].MAC)
+		f.Out = hop.Ifindex
+		p, err := w.vw.Encap(in, i, hop.DstMAC, ifaces[hop.Ifindex].MAC)
 		if err != nil || int(p) >= len(w.out) {
 			w.drops[DropEgress]++
 			fr[k2], fr[i] = fr[i], fr[k2]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -37,8 +38,12 @@ func newRig(t testing.TB) *rig {
 	st.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
 	st.Add(netip.MustParsePrefix("10.0.10.0/24"), 1)
 	st.Add(netip.MustParsePrefix("10.0.10.128/25"), 2) // next hop 2 does not exist: counted as no-route
-	r, err := New(d, 2, []Iface{{Name: "up", MAC: macUp, MTU: 1000}, {Name: "v10", MAC: macV10}},
-		&st, []NextHop{{Iface: 0, MAC: macGW}, {Iface: 1, MAC: macHost}})
+	var nh fib.NextHops
+	nh.Set(0, fib.NextHop{Ifindex: 0, DstMAC: macGW})
+	nh.Set(1, fib.NextHop{Ifindex: 1, DstMAC: macHost})
+	nh.Set(3, fib.NextHop{Ifindex: 0, DstMAC: macGW, Flags: fib.NextHopDrop}) // blackhole
+	st.Add(netip.MustParsePrefix("192.0.2.0/24"), 3)
+	r, err := New(d, 2, []Iface{{Name: "up", MAC: macUp, MTU: 1000}, {Name: "v10", MAC: macV10}}, &st, &nh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,10 +154,11 @@ func TestForwardAndDrops(t *testing.T) {
 	g.forward(t, 1,
 		pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 7}, ttl: 64, size: 30}.bytes(t),   // → VLAN 10 host
 		pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 200}, ttl: 64, size: 30}.bytes(t), // → nh 2 missing: no-route
+		pkt{dstMAC: macUp, dst: [4]byte{192, 0, 2, 1}, ttl: 64, size: 30}.bytes(t),   // → blackhole: no-route
 	)
 	g.w.Flush()
 	c := g.r.Counters()
-	want := map[Reason]uint64{DropTTL: 1, DropChecksum: 1, DropVLAN: 1, DropNotForUs: 1, DropNotIPv4: 1, DropTooBig: 1, DropMalformed: 1, DropNoRoute: 1}
+	want := map[Reason]uint64{DropTTL: 1, DropChecksum: 1, DropVLAN: 1, DropNotForUs: 1, DropNotIPv4: 1, DropTooBig: 1, DropMalformed: 1, DropNoRoute: 2}
 	for r := Reason(0); r < NumReasons; r++ {
 		if c.Drops[r] != want[r] {
 			t.Errorf("%v drops = %d, want %d", r, c.Drops[r], want[r])

@@ -53,9 +53,10 @@ func (s *Static) Lookup(a uint32) uint32 {
 }
 
 // LookupBatch implements Routes.
-func (s *Static) LookupBatch(dst, nh []uint32) {
-	nh = nh[:len(dst)]
-	for i, a := range dst {
+func (s *Static) LookupBatch(dst, nh []uint32) int {
+	n := min(len(dst), len(nh))
+	for i, a := range dst[:n] {
 		nh[i] = s.Lookup(a)
 	}
+	return n
 }
