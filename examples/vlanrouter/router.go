@@ -203,6 +203,7 @@ loop:
 		}
 	}
 	tick.Stop()
+	mon.Print(out) // the last (partial) interval
 
 	// Stop the generator, let the router drain, then the sinks.
 	stopGen()
