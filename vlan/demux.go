@@ -351,24 +351,37 @@ func (d *Demux) Interfaces() []uint16 {
 	return ids
 }
 
+// PerFramePort, as the port argument of ClassifyInPlace, means "each frame's Frame.Port".
+const PerFramePort = 0xffff
+
 // ClassifyInPlace is Classify for a stage that will replace the whole L2 header on the way out (a
 // router, with Encap): it maps every frame to its interface (Frame.Port) and records the length of
 // its in-band L2 header, tags included, in Frame.L3, but moves no byte. An out-of-band tag is consumed
 // (the flag cleared). Frames of no interface, or malformed ones, are released and counted as in
 // Classify. It returns the number kept.
+//
+// With port == PerFramePort each frame's own Frame.Port is its physical port: a batch from a DSA
+// conduit, whose tagger set Frame.Port to the switch port each frame came in on.
 func (w *Worker) ClassifyInPlace(port uint16, b *frame.Batch) int {
 	d := w.d
-	if int(port) >= len(d.ports) {
+	if port != PerFramePort && int(port) >= len(d.ports) {
 		w.drops.UnknownVLAN += uint64(len(b.Frames))
 		b.Free()
 		return 0
 	}
-	pt := &d.ports[port]
 	fr := b.Frames
 	k := 0
 	for i := range fr {
 		f := &fr[i]
-		id1, l2, bad := w.lookup(pt, f, f.Data(b.Mem))
+		p := port
+		if p == PerFramePort {
+			p = f.Port
+			if int(p) >= len(d.ports) {
+				w.drops.UnknownVLAN++
+				continue
+			}
+		}
+		id1, l2, bad := w.lookup(&d.ports[p], f, f.Data(b.Mem))
 		if id1 == 0 {
 			if bad {
 				w.drops.Malformed++

@@ -151,3 +151,21 @@ func samePadded(x, y []byte) bool {
 	}
 	return true
 }
+
+func TestClassifyPerFramePort(t *testing.T) {
+	p := newPool(t)
+	d := testDemux(t)
+	w := d.NewWorker()
+	b := load(t, p, gpFrame(t, []Tag{C(10)}, 30), gpFrame(t, []Tag{C(10)}, 30), gpFrame(t, nil, 30), gpFrame(t, nil, 30))
+	b.Frames[0].Port, b.Frames[1].Port, b.Frames[2].Port, b.Frames[3].Port = 0, 1, 0, 7
+	if k := w.ClassifyInPlace(PerFramePort, b); k != 3 {
+		t.Fatalf("kept %d", k)
+	}
+	if b.Frames[0].Port != 1 || b.Frames[1].Port != 4 || b.Frames[2].Port != 0 {
+		t.Fatalf("ifaces %d %d %d", b.Frames[0].Port, b.Frames[1].Port, b.Frames[2].Port)
+	}
+	b.Free()
+	if p.InUse() != 0 || w.Drops().UnknownVLAN != 1 {
+		t.Fatal("port 7 frame not dropped and counted")
+	}
+}
