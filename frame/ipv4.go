@@ -91,7 +91,18 @@ func (ip IPv4) DstAddr() netip.Addr { return netip.AddrFrom4([4]byte(ip[16:20]))
 func (ip IPv4) Payload() []byte { return ip[ip.HeaderLen():] }
 
 // ChecksumOK verifies the header checksum.
-func (ip IPv4) ChecksumOK() bool { return Checksum(ip[:ip.HeaderLen()]) == 0 }
+func (ip IPv4) ChecksumOK() bool {
+	if len(ip) >= IPv4MinLen && ip[0] == 0x45 {
+		// The common header without options: five 32-bit words, folded (the ones'-complement sum
+		// of 32-bit words folds to that of the 16-bit words).
+		_ = ip[19]
+		s := uint64(binary.BigEndian.Uint32(ip[0:])) + uint64(binary.BigEndian.Uint32(ip[4:])) +
+			uint64(binary.BigEndian.Uint32(ip[8:])) + uint64(binary.BigEndian.Uint32(ip[12:])) +
+			uint64(binary.BigEndian.Uint32(ip[16:]))
+		return fold(s) == 0xffff
+	}
+	return Checksum(ip[:ip.HeaderLen()]) == 0
+}
 
 // SetChecksum computes and writes the header checksum.
 func (ip IPv4) SetChecksum() {
