@@ -118,8 +118,11 @@ func Open(ifname string, queue int, cfg *Config) (*Port, error) {
 			return nil, err
 		}
 	}
+	u.mu.Lock()
+	sharing := u.regFD >= 0
+	u.mu.Unlock()
 	modes := []Mode{c.Mode}
-	if c.Mode == ModeAuto {
+	if c.Mode == ModeAuto && !sharing {
 		modes = []Mode{ModeZeroCopy, ModeCopy}
 	}
 	var p *Port
@@ -231,18 +234,22 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 	unix.SetsockoptInt(fd, unix.SOL_XDP, unix.XDP_MAX_TX_SKB_BUDGET, n)
 
 	sa := &unix.SockaddrXDP{Ifindex: uint32(ifi.Index), QueueID: uint32(queue)}
-	if !c.NoNeedWakeup {
-		sa.Flags |= unix.XDP_USE_NEED_WAKEUP
-		p.wakeup = true
-	}
-	if mode == ModeZeroCopy {
-		sa.Flags |= unix.XDP_ZEROCOPY
-	} else {
-		sa.Flags |= unix.XDP_COPY
-	}
 	if shareFD >= 0 {
-		sa.Flags |= unix.XDP_SHARED_UMEM
+		// A socket sharing a UMEM may not pass mode flags: it inherits copy/zero-copy and
+		// need_wakeup from the socket that registered the UMEM.
+		sa.Flags = unix.XDP_SHARED_UMEM
 		sa.SharedUmemFD = uint32(shareFD)
+		p.wakeup = u.wakeup
+	} else {
+		if !c.NoNeedWakeup {
+			sa.Flags |= unix.XDP_USE_NEED_WAKEUP
+			p.wakeup = true
+		}
+		if mode == ModeZeroCopy {
+			sa.Flags |= unix.XDP_ZEROCOPY
+		} else {
+			sa.Flags |= unix.XDP_COPY
+		}
 	}
 	for i := 0; ; i++ {
 		err = unix.Bind(fd, sa)
@@ -258,6 +265,7 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		u.mu.Lock()
 		if u.regFD < 0 {
 			u.regFD = fd
+			u.wakeup = p.wakeup
 			registered = true
 		}
 		u.mu.Unlock()

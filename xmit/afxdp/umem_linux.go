@@ -43,6 +43,7 @@ type UMEM struct {
 	ports   int  // open sockets
 	closing bool // no more ports; unmap when nUser reaches 0
 	regFD   int  // a live socket fd to share the UMEM through (-1: none registered yet)
+	wakeup  bool // the registering socket uses need_wakeup (sharing sockets inherit it)
 }
 
 // sockAcct is one socket's share of a UMEM's chunks.
