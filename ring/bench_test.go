@@ -29,6 +29,14 @@ func report(b *testing.B, items int, elapsed time.Duration) {
 	b.ReportMetric(float64(items)/elapsed.Seconds(), "items/s")
 }
 
+// reportCPU adds the process CPU time (all threads, user + system) per item
+// since cpu0: on a machine shared with other work it shows the cost of the
+// transfer better than wall time, which also measures how much CPU the
+// scheduler happened to give us.
+func reportCPU(b *testing.B, items int, cpu0 time.Duration) {
+	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(items), "cpu-ns/item")
+}
+
 // BenchmarkRing moves b.N items from producer goroutines to one consumer
 // goroutine (the benchmark's own). Run it with GOMAXPROCS=2.
 //
@@ -99,7 +107,7 @@ func benchRingBurst(b *testing.B, producers int, cfg *ring.Config) uint64 {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for p, r := range prods {
 		wg.Go(func() {
 			var buf [32]item
@@ -133,6 +141,7 @@ func benchRingBurst(b *testing.B, producers int, cfg *ring.Config) uint64 {
 	wg.Wait()
 	b.StopTimer()
 	report(b, b.N, elapsed)
+	reportCPU(b, b.N, cpu0)
 	return sum
 }
 
@@ -141,7 +150,7 @@ func benchRingSingle(b *testing.B, producers int, cfg *ring.Config) uint64 {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for p, r := range prods {
 		wg.Go(func() {
 			var one [1]item
@@ -180,6 +189,7 @@ func benchRingSingle(b *testing.B, producers int, cfg *ring.Config) uint64 {
 	wg.Wait()
 	b.StopTimer()
 	report(b, b.N, elapsed)
+	reportCPU(b, b.N, cpu0)
 	return sum
 }
 
@@ -197,7 +207,7 @@ func benchChanBatch(b *testing.B, producers int, _ *ring.Config) uint64 {
 	}
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for p := range producers {
 		wg.Go(func() {
 			v := item(p)
@@ -227,6 +237,7 @@ func benchChanBatch(b *testing.B, producers int, _ *ring.Config) uint64 {
 	wg.Wait()
 	b.StopTimer()
 	report(b, b.N, elapsed)
+	reportCPU(b, b.N, cpu0)
 	return sum
 }
 
@@ -234,7 +245,7 @@ func benchChan(b *testing.B, producers int, _ *ring.Config) uint64 {
 	ch := make(chan item, benchCap)
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for p := range producers {
 		wg.Go(func() {
 			v := item(p)
@@ -252,6 +263,7 @@ func benchChan(b *testing.B, producers int, _ *ring.Config) uint64 {
 	wg.Wait()
 	b.StopTimer()
 	report(b, b.N, elapsed)
+	reportCPU(b, b.N, cpu0)
 	return sum
 }
 

@@ -45,6 +45,10 @@ func (w *waiter) poke() {
 // park blocks until a token arrives or done fires, and reports whether a
 // token arrived. The caller has set sleeping and re-checked.
 func (w *waiter) park(done <-chan struct{}) bool {
+	if done == nil { // context.Background: a plain receive, cheaper than select
+		<-w.ch
+		return true
+	}
 	select {
 	case <-w.ch:
 		return true
