@@ -250,6 +250,9 @@ func (w *writer) commit(old *snapshot) *snapshot {
 	if old == nil {
 		old = newEmptySnapshot()
 	}
+	if len(w.dirtyList) == 0 && old.routes == w.n {
+		return old // nothing a reader could see changed
+	}
 	ns := &snapshot{}
 	*ns = *old
 	var copied [(1 << dirBits) / 64]uint64
