@@ -34,7 +34,7 @@ func report(b *testing.B, items int, elapsed time.Duration) {
 // transfer better than wall time, which also measures how much CPU the
 // scheduler happened to give us.
 func reportCPU(b *testing.B, items int, cpu0 time.Duration) {
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(items), "cpu-ns/item")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(items), "cpu-ns/item")
 }
 
 // BenchmarkRing moves b.N items from producer goroutines to one consumer

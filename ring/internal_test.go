@@ -381,6 +381,22 @@ func TestFanInParkedConsumer(t *testing.T) {
 		}
 	}
 
+	// A cancelled context wakes the parked fan-in consumer.
+	{
+		f, _ := NewFanIn[int](2, 8, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := make(chan result, 1)
+		go func() {
+			n, err := f.DequeueBurstWait(ctx, make([]int, 4))
+			ch <- result{n: n, err: err}
+		}()
+		waitFor(t, "the fan-in consumer to park", func() bool { return f.cw.sleeping.Load() == 1 })
+		cancel()
+		if res := recv(t, ch); res.n != 0 || !errors.Is(res.err, context.Canceled) {
+			t.Fatalf("cancel: got %d %v", res.n, res.err)
+		}
+	}
+
 	// Closing some producers does not end the stream; closing all does.
 	f, _ := NewFanIn[int](3, 8, nil)
 	ch := make(chan result, 1)

@@ -80,8 +80,8 @@ func (s *Stats) add(o Stats) {
 // keep garbage alive; for pointer-free T this costs nothing (decided once, in
 // New).
 //
-// An SPSC must not be copied after first use (go vet's copylocks check
-// reports copies).
+// Create rings with New; the zero value is not usable. An SPSC must not be
+// copied (go vet's copylocks check reports copies).
 type SPSC[T any] struct {
 	_ [0]sync.Mutex // no-copy marker for go vet
 
