@@ -5,11 +5,17 @@ go 1.26.0
 require github.com/wirespeed/wirespeed v0.0.0
 
 require (
+	github.com/asavie/xdp v0.3.3
+	github.com/cilium/ebpf v0.22.0
 	github.com/gaissmai/bart v0.30.0
 	github.com/gopacket/gopacket v1.7.7
 	golang.org/x/sys v0.50.0
 )
 
-require golang.org/x/net v0.55.0 // indirect
+require (
+	github.com/vishvananda/netlink v1.1.0 // indirect
+	github.com/vishvananda/netns v0.0.0-20211101163701-50045581ed74 // indirect
+	golang.org/x/net v0.55.0 // indirect
+)
 
 replace github.com/wirespeed/wirespeed => ../
