@@ -13,11 +13,13 @@ import (
 )
 
 // udpFlow writes a UDP frame of flow k into frame i of b, carrying seq in its payload.
+var udpTemplate = cat(macDst, macSrc, be16(0x0800), ipv4(ipA, ipB, 17, 0))
+
 func udpFlow(b *frame.Batch, i int, k int, seq uint32) {
 	f := &b.Frames[i]
 	f.Resize(64)
 	d := b.Bytes(i)
-	copy(d, cat(macDst, macSrc, be16(0x0800), ipv4(ipA, ipB, 17, 0)))
+	copy(d, udpTemplate)
 	binary.BigEndian.PutUint16(d[34:], uint16(1024+k))
 	binary.BigEndian.PutUint16(d[36:], 80)
 	binary.BigEndian.PutUint32(d[42:], seq)

@@ -1,0 +1,157 @@
+package lag
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// benchBatch is 64 frames of distinct TCP/UDP flows over IPv4 (a few IPv6, a few tagged), the mix
+// a forwarder's TX batch carries.
+func benchBatch(tb testing.TB, pool *frame.Pool) *frame.Batch {
+	r := rand.New(rand.NewPCG(13, 14))
+	frames := make([]synthFrame, 64)
+	for i := range frames {
+		var b []byte
+		switch {
+		case i%16 == 15:
+			b = cat(macDst, macSrc, be16(0x86dd), ipv6(v6a, v6b, 6), ports(uint16(r.IntN(65536)), 443))
+		case i%8 == 7:
+			b = cat(macDst, macSrc, be16(0x8100), be16(100), be16(0x0800), ipv4(ipA, []byte{10, 1, byte(i), 7}, 17, 0), ports(uint16(r.IntN(65536)), 53))
+		default:
+			b = cat(macDst, []byte{2, 0, 0, 0, 1, byte(i)}, be16(0x0800), ipv4([]byte{10, 0, byte(i), 1}, ipB, 6, 0), ports(uint16(r.IntN(65536)), 443))
+		}
+		for len(b) < 64 {
+			b = append(b, 0)
+		}
+		frames[i] = synthFrame{b: b}
+	}
+	return fillBatch(tb, pool, frames)
+}
+
+type benchCase struct {
+	name string
+	cfg  Config
+}
+
+func benchCases() []benchCase {
+	cs := []benchCase{
+		{"mode=rr", Config{Mode: RoundRobin}},
+		{"mode=rr/pps=4", Config{Mode: RoundRobin, PacketsPerMember: 4}},
+		{"mode=rr/random", Config{Mode: RoundRobin, PacketsPerMember: -1}},
+		{"mode=active-backup", Config{Mode: ActiveBackup}},
+	}
+	for p := Layer2; p <= VLANSrcMAC; p++ {
+		cs = append(cs, benchCase{"mode=xor/policy=" + p.String(), Config{Mode: XOR, Policy: p}})
+	}
+	cs = append(cs, benchCase{"mode=xor/policy=layer3+4/table", Config{Mode: XOR, Policy: Layer34, Table: true}})
+	return cs
+}
+
+// BenchmarkSelect chooses members for a batch of 64 frames over 3 members (a count that is not a
+// power of two, so the modulo is the general one).
+func BenchmarkSelect(b *testing.B) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 128})
+	batch := benchBatch(b, pool)
+	out := make([]uint8, 64)
+	// The peer: the least any hash policy must do, one load of two header bytes per frame (the
+	// memory cost of touching 64 frames 2 KiB apart in a pool, as in an mmap ring).
+	b.Run("peer=touch", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			mem := batch.Mem
+			for j := range batch.Frames {
+				f := &batch.Frames[j]
+				out[j] = mem[f.Off+5] ^ mem[f.Off+11]
+			}
+		}
+		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
+		b.ReportMetric(ns, "ns/frame")
+		b.ReportMetric(1e3/ns, "Mframes/s")
+	})
+	for _, c := range benchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			near, _ := memMembers(b, pool, 3)
+			a, err := New(near, &c.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := a.NewSelector()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.Select(batch, out)
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
+			b.ReportMetric(ns, "ns/frame")
+			b.ReportMetric(1e3/ns, "Mframes/s")
+		})
+	}
+}
+
+// BenchmarkHash is the hash alone, per frame, for every policy (the peer of Select's XOR cases).
+func BenchmarkHash(b *testing.B) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 128})
+	batch := benchBatch(b, pool)
+	for p := Layer2; p <= VLANSrcMAC; p++ {
+		b.Run("policy="+p.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			var sink uint32
+			for i := 0; i < b.N; i++ {
+				for j := range batch.Frames {
+					sink += Hash(p, batch, j)
+				}
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
+			b.ReportMetric(ns, "ns/frame")
+			_ = fmt.Sprint(sink)
+		})
+	}
+}
+
+// TestSelectAllocs: Select allocates nothing, in every mode and policy.
+func TestSelectAllocs(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 128})
+	batch := benchBatch(t, pool)
+	out := make([]uint8, 64)
+	for _, c := range benchCases() {
+		near, _ := memMembers(t, pool, 3)
+		a, _ := New(near, &c.cfg)
+		s := a.NewSelector()
+		if n := testing.AllocsPerRun(100, func() { s.Select(batch, out) }); n != 0 {
+			t.Errorf("%s: %v allocs per Select", c.name, n)
+		}
+	}
+}
+
+// TestSendAllocs: the aggregate's Send allocates nothing once its per-member batches exist.
+func TestSendAllocs(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 4096})
+	near, far := memMembers(t, pool, 3)
+	for _, c := range []Config{{Mode: RoundRobin}, {Mode: XOR, Policy: Layer34}, {Mode: XOR, Policy: Encap34, Table: true}, {Mode: Broadcast, ClonePool: pool}} {
+		a, _ := New(near, &c)
+		b := frame.NewBatch(64)
+		rb := frame.NewBatch(1024)
+		run := func() {
+			pool.Alloc(b, 64)
+			for i := range b.Frames {
+				udpFlow(b, i, i, 0)
+			}
+			a.Send(b)
+			for _, f := range far {
+				for {
+					if n, _ := f.Recv(rb); n == 0 {
+						break
+					}
+					rb.Free()
+				}
+			}
+		}
+		run()
+		if n := testing.AllocsPerRun(50, run); n != 0 {
+			t.Errorf("%v: %v allocs per Send", c.Mode, n)
+		}
+	}
+}
