@@ -68,6 +68,9 @@ func tagged(b []byte, tpid, tci uint16) []byte {
 
 // seqOf returns the sequence number of a test frame (untagged bytes), or false for a stray frame.
 func seqOf(b []byte) (uint32, bool) {
+	for len(b) >= 18 && (binary.BigEndian.Uint16(b[12:14]) == 0x8100 || binary.BigEndian.Uint16(b[12:14]) == 0x88a8) {
+		b = append(append([]byte(nil), b[:12]...), b[16:]...)
+	}
 	if len(b) < 22 || binary.BigEndian.Uint16(b[12:14]) != testType || !bytes.Equal(b[14:18], magic[:]) {
 		return 0, false
 	}
