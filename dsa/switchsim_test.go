@@ -25,7 +25,7 @@ func mustSwitch(t testing.TB, name string) *SwitchSide {
 func TestSwitchSideRxVectors(t *testing.T) {
 	notExact := map[string]string{
 		"edsa " + macs + " dada0000 c0280fff " + et + pl: "FORWARD's VID (4095, bridged) is not in Info: Encode writes 0",
-		"ksz8795 " + inner + " 07":                        "bits 7:2 of the tail byte are not in Info",
+		"ksz8795 " + inner + " 07":                       "bits 7:2 of the tail byte are not in Info",
 	}
 	n := 0
 	for _, v := range rxVectors {
@@ -240,10 +240,10 @@ func TestSwitchSideDecodeErrors(t *testing.T) {
 	}{
 		{"edsa", inner, ErrNotTagged},
 		{"edsa", macs + " dada0000 00180000 " + et + pl, ErrBadTag}, // TO_CPU from the CPU
-		{"dsa", macs + " 401a0000 " + et + pl, ErrBadTag},            // code bits set in FROM_CPU
-		{"brcm", macs + " 00000005 " + et + pl, ErrBadTag},           // opcode 0: the RX format
-		{"qca", macs + " 8004 " + et + pl, ErrBadTag},                // FROM_CPU bit clear
-		{"mtk", macs + " 03020000 " + et + pl, ErrBadTag},            // b0 3
+		{"dsa", macs + " 401a0000 " + et + pl, ErrBadTag},           // code bits set in FROM_CPU
+		{"brcm", macs + " 00000005 " + et + pl, ErrBadTag},          // opcode 0: the RX format
+		{"qca", macs + " 8004 " + et + pl, ErrBadTag},               // FROM_CPU bit clear
+		{"mtk", macs + " 03020000 " + et + pl, ErrBadTag},           // b0 3
 		{"rtl4a", inner, ErrNotTagged},
 		{"rtl8_4", macs + " 88990500 00200001 " + et + pl, ErrBadTag},
 		{"ocelot-8021q", macs + " 81000064 " + et + pl, ErrNotTagged},
