@@ -15,6 +15,9 @@ type Port struct{}
 
 // Open returns an error wrapping errors.ErrUnsupported: AF_PACKET is Linux-only.
 func Open(ifname string, cfg *Config) (*Port, error) {
+	if _, err := cfg.withDefaults(4096); err != nil {
+		return nil, err
+	}
 	return nil, fmt.Errorf("afpacket: open %s: %w", ifname, errors.ErrUnsupported)
 }
 
