@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirespeed/wirespeed/dsa"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/vlan"
+)
+
+// generator plays the switch and everything behind it: hosts on lan1-lan4 sending to the
+// internet, the ISP's gateway on wan bringing the answers, and a share of frames the router must
+// drop. It tags what it sends as the switch would (dsa.SwitchSide.Encode) and reads the tags of
+// what the router sends back (dsa.SwitchSide.Decode), checking that every frame goes out of the
+// right switch port, with the right addresses, TTL and checksum.
+//
+// Only its own goroutine calls fill, sink and run; the counters are atomics for the reader.
+type generator struct {
+	t       *topology
+	cfg     Config
+	sw      *dsa.SwitchSide
+	rng     *rand.Rand
+	n       uint64 // frames built, for the share of bad ones
+	badEach uint64
+	ts      bool // the switch puts a timestamp on PTP frames (ksz9477, lan937x)
+	stopped atomic.Bool
+
+	delivered   [numSwPorts]atomic.Uint64 // frames the switch sent out of each port
+	misdelivery atomic.Uint64             // frames the router sent wrong: port, MAC, VLAN, TTL, checksum, tag
+	ptpSent     atomic.Uint64             // PTP event frames the hosts sent
+}
+
+// Kinds of bad frames, in turn.
+const (
+	badTag       = iota // a tag the tagger rejects (a frame too short for one where every tag is valid)
+	badPort             // a tag from a switch port the conduit does not know
+	badTTL              // TTL 1
+	badChecksum         // IPv4 header checksum wrong
+	badNeighbour        // to a LAN address nobody answers ARP for
+	numBad
+)
+
+func newGenerator(t *topology, cfg Config) *generator {
+	sw, _ := dsa.NewSwitchSide(t.tagger) // build checked the tagger
+	g := &generator{t: t, cfg: cfg, sw: sw, rng: rand.New(rand.NewPCG(1, 2))}
+	if cfg.Bad > 0 {
+		g.badEach = uint64(1 / cfg.Bad)
+	}
+	if len(t.ptp) > 0 && kszTimestamps(t.tagger) {
+		g.ts = true
+		sw.TxTimestamp = true
+	}
+	return g
+}
+
+// inFlight bounds the frames between the generator and the router: below the link's depth.
+const inFlight = 2048
+
+const ptpEach = 32 // one upstream frame in ptpEach is a PTP event message (UDP port 319)
+
+// udp writes an IPv4/UDP packet of total length 46 at d (which must have room).
+func udp(d []byte, src, dst uint32, dport uint16, ttl byte) {
+	clear(d[:46])
+	ip := frame.IPv4(d[:20])
+	ip[0], ip[8], ip[9] = 0x45, ttl, frame.ProtoUDP
+	binary.BigEndian.PutUint16(ip[2:], 46)
+	binary.BigEndian.PutUint32(ip[12:], src)
+	binary.BigEndian.PutUint32(ip[16:], dst)
+	ip.SetChecksum()
+	binary.BigEndian.PutUint16(d[20:], 40000)
+	binary.BigEndian.PutUint16(d[22:], dport)
+	binary.BigEndian.PutUint16(d[24:], 26)
+}
+
+// hello appends one gratuitous ARP per LAN host: what a host sends when its link comes up, and
+// what the router's bridge learns its port from (the router itself drops ARP: not-ipv4).
+func (g *generator) hello(b *frame.Batch) {
+	for lan := 0; lan < numLANPorts; lan++ {
+		for h := 0; h < hostsPerLAN; h++ {
+			if n, _ := g.t.pool.Alloc(b, 1); n != 1 {
+				return
+			}
+			i := len(b.Frames) - 1
+			b.Frames[i].Resize(60)
+			d := b.Bytes(i)
+			clear(d)
+			e := frame.Ether(d)
+			e.SetDst(frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+			e.SetSrc(hostMAC(lan, h))
+			e.SetType(frame.TypeARP)
+			a := d[14:]
+			copy(a, []byte{0, 1, 8, 0, 6, 4, 0, 1})
+			m := hostMAC(lan, h)
+			copy(a[8:], m[:])
+			binary.BigEndian.PutUint32(a[14:], hostIP(lan, h))
+			binary.BigEndian.PutUint32(a[24:], hostIP(lan, h))
+			g.sw.Encode(b, i, dsa.Info{Port: uint16(swLAN1 + lan)})
+		}
+	}
+}
+
+// fill appends up to a batch of fresh frames to b, alternating hosts' upstream traffic and the
+// internet's answers.
+func (g *generator) fill(b *frame.Batch) {
+	n, _ := g.t.pool.Alloc(b, g.cfg.Batch)
+	for i := len(b.Frames) - n; i < len(b.Frames); i++ {
+		g.n++
+		bad := -1
+		if g.badEach > 0 && g.n%g.badEach == 0 {
+			bad = int(g.n/g.badEach) % numBad
+		}
+		ttl := byte(64)
+		if bad == badTTL {
+			ttl = 1
+		}
+		f := &b.Frames[i]
+		var info dsa.Info
+		// bad neighbour frames are answers from the internet to an unknown LAN address.
+		if g.n&1 == 0 && bad != badNeighbour { // upstream: a LAN host to the internet
+			lan, h := g.rng.IntN(numLANPorts), g.rng.IntN(hostsPerLAN)
+			f.Resize(60)
+			d := b.Bytes(i)
+			e := frame.Ether(d)
+			e.SetDst(lanMAC)
+			e.SetSrc(hostMAC(lan, h))
+			e.SetType(frame.TypeIPv4)
+			dport := uint16(443)
+			if g.n%ptpEach == 0 {
+				dport = 319
+				g.ptpSent.Add(1)
+				if g.ts {
+					info.Flags, info.Timestamp = dsa.InfoTimestamp, uint32(g.n)
+				}
+			}
+			udp(d[14:], hostIP(lan, h), netInternet|g.rng.Uint32()&maskNet, dport, ttl)
+			info.Port = uint16(swLAN1 + lan)
+		} else { // downstream: the internet to a LAN host, through the ISP's gateway
+			lan, h := g.rng.IntN(numLANPorts), g.rng.IntN(hostsPerLAN)
+			l3 := 14
+			if g.cfg.WANVID != 0 {
+				l3 = 18
+			}
+			f.Resize(l3 + 46)
+			d := b.Bytes(i)
+			e := frame.Ether(d)
+			e.SetDst(wanMAC)
+			e.SetSrc(gatewayMAC)
+			if g.cfg.WANVID != 0 {
+				e.SetType(vlan.TPID8021Q)
+				binary.BigEndian.PutUint16(d[14:], uint16(g.cfg.WANVID))
+			}
+			binary.BigEndian.PutUint16(d[l3-2:], frame.TypeIPv4)
+			dst := hostIP(lan, h)
+			if bad == badNeighbour {
+				dst = lanNet | 200 // on the LAN, but nobody answers ARP for it
+			}
+			udp(d[l3:], netInternet|g.rng.Uint32()&maskNet, dst, 40000, ttl)
+			info.Port = swWAN
+		}
+		if bad == badChecksum {
+			d := b.Bytes(i)
+			d[len(d)-46+10] ^= 0xff
+		}
+		switch bad {
+		case badPort:
+			info.Port = swUnknown
+		case badTag:
+			if g.sw.EncodeMalformed(b, i, int(info.Port)) == dsa.ReasonNone {
+				f.Resize(frame.EtherLen) // every tag is valid in this format: too short for one
+			}
+			continue
+		}
+		g.sw.Encode(b, i, info)
+	}
+}
+
+// sink takes what the router sent to the switch, checks it and frees it; it reports whether
+// anything came.
+func (g *generator) sink(b *frame.Batch) bool {
+	got := false
+	for {
+		n, _ := g.t.swEnd.Recv(b)
+		if n == 0 {
+			return got
+		}
+		got = true
+		var bad uint64
+		var per [numSwPorts]uint64
+		for i := range b.Frames {
+			d, err := g.sw.Decode(b, i)
+			port := d.Ports.First()
+			if err != nil || d.Ports.Count() != 1 || port >= numSwPorts || !g.check(b.Bytes(i), port) {
+				bad++
+				continue
+			}
+			per[port]++
+		}
+		for p, v := range per {
+			if v > 0 {
+				g.delivered[p].Add(v)
+			}
+		}
+		if bad > 0 {
+			g.misdelivery.Add(bad)
+		}
+		b.Free()
+	}
+}
+
+// check reports whether frame d, leaving switch port port, is what the router should have sent:
+// to the gateway on wan (tagged with the WAN VID if there is one), to the owner of the
+// destination MAC on a LAN port, with a decremented TTL and a valid checksum.
+func (g *generator) check(d []byte, port int) bool {
+	if len(d) < frame.EtherLen+frame.IPv4MinLen {
+		return false
+	}
+	e := frame.Ether(d)
+	l3 := 14
+	if port == swWAN {
+		if e.Dst() != gatewayMAC || e.Src() != wanMAC {
+			return false
+		}
+		if g.cfg.WANVID != 0 {
+			if e.Type() != vlan.TPID8021Q || int(binary.BigEndian.Uint16(d[14:])&vlan.VIDMask) != g.cfg.WANVID {
+				return false
+			}
+			l3 = 18
+		}
+	} else {
+		m := e.Dst()
+		if e.Src() != lanMAC || m[0] != 0x02 || m[1] != 0x68 || int(m[4]) != port-swLAN1 {
+			return false
+		}
+	}
+	if binary.BigEndian.Uint16(d[l3-2:]) != frame.TypeIPv4 {
+		return false
+	}
+	ip, err := frame.ParseIPv4(d[l3:])
+	return err == nil && ip.ChecksumOK() && ip.TTL() == 63
+}
+
+func (g *generator) run(ctx context.Context) {
+	defer g.stopped.Store(true)
+	out, sb := frame.NewBatch(g.cfg.Batch+numLANPorts*hostsPerLAN), frame.NewBatch(g.cfg.Batch)
+	g.hello(out)
+	g.t.swEnd.Send(out)
+	start := time.Now()
+	var sent uint64
+	spins := 0
+	for ctx.Err() == nil {
+		g.sink(sb)
+		// Self-clocking: keep fewer frames in flight than the link holds, so the generator never
+		// overruns the router (frames it could not queue would be counted, but generating them is
+		// wasted work the router's core could use).
+		if g.t.pool.InUse()+2*g.cfg.Batch > inFlight {
+			if spins++; spins < 32 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(10 * time.Microsecond)
+			}
+			continue
+		}
+		spins = 0
+		g.fill(out)
+		g.t.swEnd.Send(out)
+		sent += uint64(g.cfg.Batch)
+		if g.cfg.Rate > 0 {
+			due := start.Add(time.Duration(float64(sent) / float64(g.cfg.Rate) * float64(time.Second)))
+			if d := time.Until(due); d > 0 {
+				time.Sleep(d)
+			}
+		}
+	}
+}
+
+// drain sinks until the link stays empty (after the router stopped).
+func (g *generator) drain() {
+	sb := frame.NewBatch(g.cfg.Batch)
+	for g.sink(sb) {
+	}
+}
