@@ -287,8 +287,10 @@ func BenchmarkBurstLocal(b *testing.B) {
 
 func burstLocal(b *testing.B, op func()) {
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		op()
 	}
 	report(b, b.N*32, b.Elapsed())
+	reportCPU(b, b.N*32, cpu0)
 }
