@@ -1,0 +1,393 @@
+//go:build linux
+
+package bench
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	asavie "github.com/asavie/xdp"
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/bench/internal/sender"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/nettest"
+	"github.com/wirespeed/wirespeed/xmit/afxdp"
+)
+
+// The AF_XDP receivers: wirespeed's port and asavie/xdp v0.3.3, both with 4096 chunks of 2048 bytes
+// and 2048-entry fill and RX rings, both reading batches of at most 64 frames and touching each
+// frame's first byte, both attaching their XDP program native (on veth that also gives the receiving
+// end the NAPI instance a redirect into it needs).
+const xdpBatch = 64
+
+func init() {
+	rxCases["wirespeed-afxdp"] = func(ifname string) (rxRunner, error) {
+		p, err := afxdp.Open(ifname, 0, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &wsAFXDP{p: p, b: frame.NewBatch(xdpBatch)}, nil
+	}
+	rxCases["asavie-xdp"] = openAsavie
+}
+
+type wsAFXDP struct {
+	p    *afxdp.Port
+	b    *frame.Batch
+	sink byte
+}
+
+func (w *wsAFXDP) RecvFor(d time.Duration) (uint64, error) {
+	var frames uint64
+	end := time.Now().Add(d)
+	b := w.b
+	for {
+		n, err := w.p.Recv(b)
+		if err != nil {
+			return frames, err
+		}
+		if n == 0 {
+			left := time.Until(end)
+			if left <= 0 {
+				return frames, nil
+			}
+			if err := w.p.Wait(int64(left)); err != nil {
+				return frames, err
+			}
+			continue
+		}
+		for i := range b.Frames {
+			w.sink ^= b.Mem[b.Frames[i].Off]
+		}
+		frames += uint64(n)
+		b.Free()
+		if frames&1023 < uint64(n) && time.Now().After(end) {
+			return frames, nil
+		}
+	}
+}
+
+func (w *wsAFXDP) Close() error { return w.p.Close() }
+
+type asavieRx struct {
+	prog    *asavie.Program
+	xsk     *asavie.Socket
+	ifindex int
+	netns   int // the namespace it was opened in: Detach finds the link by index there
+	sink    byte
+}
+
+func openAsavie(ifname string) (rxRunner, error) {
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := asavie.NewProgram(1)
+	if err != nil {
+		return nil, err
+	}
+	if err := prog.Attach(ifi.Index); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	opts := asavie.SocketOptions{NumFrames: 4096, FrameSize: 2048, FillRingNumDescs: 2048,
+		CompletionRingNumDescs: 64, RxRingNumDescs: 2048, TxRingNumDescs: 64}
+	var xsk *asavie.Socket
+	for i := 0; i < 50; i++ { // EBUSY right after the previous socket on the queue closed
+		if xsk, err = asavie.NewSocket(ifi.Index, 0, &opts); err == nil || !errors.Is(err, unix.EBUSY) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		prog.Detach(ifi.Index)
+		prog.Close()
+		return nil, err
+	}
+	if err := prog.Register(0, xsk.FD()); err != nil {
+		xsk.Close()
+		prog.Detach(ifi.Index)
+		prog.Close()
+		return nil, err
+	}
+	netns, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		netns = -1
+	}
+	return &asavieRx{prog: prog, xsk: xsk, ifindex: ifi.Index, netns: netns}, nil
+}
+
+// RecvFor uses asavie/xdp as its examples do (refill the fill ring with GetDescs, Receive), except
+// that it polls only when the RX ring is empty instead of once per batch.
+func (a *asavieRx) RecvFor(d time.Duration) (uint64, error) {
+	var frames uint64
+	end := time.Now().Add(d)
+	xsk := a.xsk
+	for {
+		if n := xsk.NumFreeFillSlots(); n > 0 {
+			xsk.Fill(xsk.GetDescs(n))
+		}
+		k := xsk.NumReceived()
+		if k == 0 {
+			left := time.Until(end)
+			if left <= 0 {
+				return frames, nil
+			}
+			if _, _, err := xsk.Poll(int(left/time.Millisecond) + 1); err != nil {
+				return frames, err
+			}
+			continue
+		}
+		descs := xsk.Receive(min(k, xdpBatch))
+		for _, dd := range descs {
+			a.sink ^= xsk.GetFrame(dd)[0]
+		}
+		frames += uint64(len(descs))
+		if frames&1023 < uint64(len(descs)) && time.Now().After(end) {
+			return frames, nil
+		}
+	}
+}
+
+func (a *asavieRx) Close() error {
+	a.prog.Unregister(0)
+	unmapAsavieRings(a.xsk)
+	err := a.xsk.Close()
+	// Detach looks the interface up by index in the calling thread's namespace: go back to ours.
+	runtime.LockOSThread()
+	self, serr := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if serr == nil && a.netns >= 0 && unix.Setns(a.netns, unix.CLONE_NEWNET) == nil {
+		if derr := a.prog.Detach(a.ifindex); derr != nil && err == nil {
+			err = derr
+		}
+		if unix.Setns(self, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		} // else leave the thread locked: the runtime discards it
+	} else {
+		runtime.UnlockOSThread()
+	}
+	if serr == nil {
+		unix.Close(self)
+	}
+	unix.Close(a.netns)
+	a.prog.Close()
+	return err
+}
+
+// unmapAsavieRings unmaps the four rings asavie/xdp v0.3.3 maps but never unmaps: each mapping
+// holds a reference to the socket, so without this the socket outlives Close and its queue answers
+// EBUSY to every later bind until the process exits. It reads the ring pointers out of the socket's
+// unexported fields.
+func unmapAsavieRings(xsk *asavie.Socket) {
+	var off unix.XDPMmapOffsets
+	l := uint32(unsafe.Sizeof(off))
+	if _, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(xsk.FD()), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
+		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&l)), 0); e != 0 {
+		return
+	}
+	v := reflect.ValueOf(xsk).Elem()
+	for _, r := range []struct {
+		field string
+		off   unix.XDPRingOffset
+		size  uintptr
+	}{
+		{"fillRing", off.Fr, 8}, {"completionRing", off.Cr, 8},
+		{"rxRing", off.Rx, unsafe.Sizeof(unix.XDPDesc{})}, {"txRing", off.Tx, unsafe.Sizeof(unix.XDPDesc{})},
+	} {
+		f := v.FieldByName(r.field)
+		prod, descs := f.FieldByName("Producer").Pointer(), f.FieldByName("Descs")
+		if prod == 0 || descs.Len() == 0 {
+			continue
+		}
+		start := prod - uintptr(r.off.Producer)
+		unix.Syscall(unix.SYS_MUNMAP, start, uintptr(r.off.Desc)+uintptr(descs.Len())*r.size, 0)
+	}
+}
+
+// liveSender transmits from inside the kernel: BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES runs an
+// XDP program repeat times on recycled pages, and the program redirects each frame out of the veth
+// (ndo_xdp_xmit). Frames never become skbs, so the receiver, not the sender, is the bottleneck. The
+// program writes all 60 bytes every time because recycled pages keep what a receiver changed.
+type liveSender struct {
+	prog    *ebpf.Program
+	data    []byte
+	repeat  uint32
+	sent    atomic.Uint64
+	stop    atomic.Bool
+	errs    atomic.Uint64
+	lastErr atomic.Value
+	wg      sync.WaitGroup
+}
+
+func newLiveSender(ifindex int) (*liveSender, error) {
+	f := sender.Frame(0, 60)
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word), // data
+		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word), // data_end
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, int32(len(f))),
+		asm.JGT.Reg(asm.R4, asm.R3, "drop"),
+	}
+	for o := 0; o < len(f); o += 4 {
+		insns = append(insns, asm.StoreImm(asm.R2, int16(o), int64(int32(binary.LittleEndian.Uint32(f[o:]))), asm.Word))
+	}
+	insns = append(insns,
+		asm.Mov.Imm(asm.R1, int32(ifindex)),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRedirect.Call(),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, 1).WithSymbol("drop"), // XDP_DROP
+		asm.Return(),
+	)
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL", Instructions: insns})
+	if err != nil {
+		return nil, err
+	}
+	return &liveSender{prog: prog, data: f, repeat: 1 << 22}, nil
+}
+
+// start runs the sender on a thread inside ns pinned to cpu.
+func (s *liveSender) start(ns *nettest.NS, cpu int) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ns.Do(func() error {
+			var set unix.CPUSet
+			set.Set(cpu)
+			unix.SchedSetaffinity(0, &set)
+			for !s.stop.Load() {
+				_, err := s.prog.Run(&ebpf.RunOptions{Data: s.data, Repeat: s.repeat, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES})
+				if err != nil {
+					s.errs.Add(1)
+					s.lastErr.Store(err)
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				s.sent.Add(uint64(s.repeat))
+			}
+			return nil
+		})
+	}()
+}
+
+func (s *liveSender) close() {
+	s.stop.Store(true)
+	s.wg.Wait()
+	s.prog.Close()
+}
+
+// passProgram gives a veth end NAPI (XDP_PASS, native) for receivers that attach no XDP program.
+func passProgram(ifindex int) (link.Link, error) {
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 2), asm.Return()}})
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Close()
+	return link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifindex, Flags: link.XDPDriverMode})
+}
+
+// BenchmarkRecvXDPLive runs every registered receiver (see BenchmarkRecv) against the XDP
+// live-frames sender on CPU 1, receiver on CPU 0, 60-byte frames of one UDP flow.
+func BenchmarkRecvXDPLive(b *testing.B) {
+	nettest.RequirePriv(b)
+	ns := nettest.NewNS(b, "rxl")
+	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	ifS, ifR := nettest.Veth(b, ns, ns, "s", "r")
+	names := make([]string, 0, len(rxCases))
+	for name := range rxCases {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b.Run("rx="+name, func(b *testing.B) { benchRecvLive(b, ns, ifS, ifR, rxCases[name]) })
+	}
+}
+
+func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener) {
+	var rx rxRunner
+	var snd *liveSender
+	var pass link.Link
+	err := ns.Do(func() (err error) {
+		if rx, err = open(ifR); err != nil {
+			return err
+		}
+		r, err := net.InterfaceByName(ifR)
+		if err != nil {
+			return err
+		}
+		if l, err := passProgram(r.Index); err == nil { // fails if the receiver attached its own: fine
+			pass = l
+		}
+		s, err := net.InterfaceByName(ifS)
+		if err != nil {
+			return err
+		}
+		snd, err = newLiveSender(s.Index)
+		return err
+	})
+	if err != nil {
+		if rx != nil {
+			rx.Close()
+		}
+		b.Fatal(err)
+	}
+	defer func() {
+		rx.Close()
+		if pass != nil {
+			pass.Close()
+		}
+	}()
+	snd.start(ns, 1)
+	defer snd.close()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old, set unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) == nil {
+		set.Set(0)
+		if unix.SchedSetaffinity(0, &set) == nil {
+			defer unix.SchedSetaffinity(0, &old)
+		}
+	}
+	if _, err := rx.RecvFor(300 * time.Millisecond); err != nil {
+		b.Fatal(err)
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0, t0 := threadCPU(), time.Now()
+	b.ResetTimer()
+	var frames uint64
+	for range b.N {
+		n, err := rx.RecvFor(100 * time.Millisecond)
+		frames += n
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	el, cpu := time.Since(t0), threadCPU()-cpu0
+	runtime.ReadMemStats(&ms1)
+	if frames == 0 {
+		if e, ok := snd.lastErr.Load().(error); ok {
+			b.Fatalf("received nothing (sender: %d errors, last %v)", snd.errs.Load(), e)
+		}
+		b.Fatal("received nothing")
+	}
+	b.ReportMetric(float64(frames)/el.Seconds()/1e6, "Mpps")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(frames), "cpu-ns/frame")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(frames), "allocs/frame")
+}
