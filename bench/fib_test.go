@@ -368,3 +368,33 @@ func TestFIBRealTableAgrees(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFIBBuild: one op (ns/op) is a full build of the real table from a list of routes (wirespeed: bulk
+// Replace; bart: Insert per prefix, it has no bulk load; dir248: paint by length). B/prefix is the heap the
+// last built structure retains, per prefix.
+func BenchmarkFIBBuild(b *testing.B) {
+	routes := realRoutes(b)
+	n := len(routes)
+	bench := func(name string, build func() any) {
+		b.Run("impl="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			var x any
+			for i := 0; i < b.N; i++ {
+				x = nil
+				x = build()
+			}
+			b.StopTimer()
+			x = nil
+			_, _, bytes := measure(build)
+			b.ReportMetric(float64(bytes)/float64(n), "B/prefix")
+			runtime.KeepAlive(x)
+		})
+	}
+	ws := buildWirespeed(routes)
+	bench("wirespeed", func() any { return ws() })
+	bf := buildBartFast(routes)
+	bench("bart", func() any { return bf() })
+	bt := buildBartTable(routes)
+	bench("bart-table", func() any { return bt() })
+	bench("dir248", func() any { return newDIR248(routes) })
+}
