@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -397,4 +398,97 @@ func BenchmarkFIBBuild(b *testing.B) {
 	bt := buildBartTable(routes)
 	bench("bart-table", func() any { return bt() })
 	bench("dir248", func() any { return newDIR248(routes) })
+}
+
+// TestFIBLookupInterleaved is a measurement aid for noisy shared machines, skipped unless
+// WIRESPEED_FIB_INTERLEAVED=1: it times 2^20 lookups per implementation in turn, repeats the round, and
+// prints per implementation the minimum and median ns per lookup and the median over rounds of the ratio
+// to bart in the same round (so slow drifts of the machine's load cancel out). It asserts nothing.
+//
+//	WIRESPEED_FIB_INTERLEAVED=1 go test -run FIBLookupInterleaved -v
+func TestFIBLookupInterleaved(t *testing.T) {
+	if os.Getenv("WIRESPEED_FIB_INTERLEAVED") != "1" {
+		t.Skip("set WIRESPEED_FIB_INTERLEAVED=1 to run this measurement")
+	}
+	routes := realRoutes(t)
+	ws := buildWirespeed(routes)()
+	bf := buildBartFast(routes)()
+	bt := buildBartTable(routes)()
+	d := newDIR248(routes)
+	rounds := 31
+	if s := os.Getenv("WIRESPEED_FIB_ROUNDS"); s != "" {
+		fmt.Sscan(s, &rounds)
+	}
+	for _, kind := range []string{"random", "intable"} {
+		ps := makeProbes(routes, kind)
+		as := toAddrs(ps)
+		var out [64]uint32
+		impls := []struct {
+			name string
+			run  func() uint32
+		}{
+			{"wirespeed", func() (s uint32) {
+				for _, a := range as {
+					nh, _ := ws.Lookup(a)
+					s += nh
+				}
+				return
+			}},
+			{"wirespeed-u32", func() (s uint32) {
+				for _, a := range ps {
+					nh, _ := ws.LookupU32(a)
+					s += nh
+				}
+				return
+			}},
+			{"wirespeed-batch", func() (s uint32) {
+				for j := 0; j < len(ps); j += len(out) {
+					ws.LookupBatch(ps[j:j+len(out)], out[:])
+					s += out[0]
+				}
+				return
+			}},
+			{"bart", func() (s uint32) {
+				for _, a := range as {
+					nh, _ := bf.Lookup(a)
+					s += nh
+				}
+				return
+			}},
+			{"bart-table", func() (s uint32) {
+				for _, a := range as {
+					nh, _ := bt.Lookup(a)
+					s += nh
+				}
+				return
+			}},
+			{"dir248", func() (s uint32) {
+				for _, a := range ps {
+					nh, _ := d.lookup(a)
+					s += nh
+				}
+				return
+			}},
+		}
+		ns := make([][]float64, len(impls))
+		ratio := make([][]float64, len(impls))
+		for range rounds {
+			cur := make([]float64, len(impls))
+			for i, im := range impls {
+				t0 := time.Now()
+				sink += im.run()
+				cur[i] = float64(time.Since(t0).Nanoseconds()) / float64(len(ps))
+				ns[i] = append(ns[i], cur[i])
+			}
+			for i := range impls {
+				ratio[i] = append(ratio[i], cur[i]/cur[3])
+			}
+		}
+		for i, im := range impls {
+			slices.Sort(ns[i])
+			slices.Sort(ratio[i])
+			t.Logf("keys=%-7s impl=%-15s min %7.2f ns  median %7.2f ns  median ratio to bart %.3f",
+				kind, im.name, ns[i][0], ns[i][len(ns[i])/2], ratio[i][len(ratio[i])/2])
+		}
+	}
 }

@@ -129,14 +129,19 @@ func New() *Table { return &Table{} }
 // Lookup returns the next hop of the longest prefix containing addr. It returns (NoRoute, false) when no
 // prefix contains addr or when addr is not an IPv4 address (IPv4-mapped IPv6 addresses are unmapped).
 func (t *Table) Lookup(addr netip.Addr) (nh uint32, ok bool) {
-	if addr.Is4In6() {
+	if !addr.Is4() {
+		if !addr.Is4In6() {
+			return NoRoute, false
+		}
 		addr = addr.Unmap()
 	}
-	if !addr.Is4() {
+	b := addr.As4()
+	s := t.cur.Load()
+	if s == nil {
 		return NoRoute, false
 	}
-	b := addr.As4()
-	return t.LookupU32(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	nh = s.lookup(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	return nh, nh != NoRoute
 }
 
 // LookupU32 is Lookup for an IPv4 address held in a uint32 (most significant byte first: 10.0.0.1 is
