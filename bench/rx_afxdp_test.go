@@ -51,7 +51,7 @@ type wsAFXDP struct {
 }
 
 func (w *wsAFXDP) RecvFor(d time.Duration) (uint64, error) {
-	var frames uint64
+	var frames, batches uint64 // the clock is read every 16 batches and whenever the ring is empty
 	end := time.Now().Add(d)
 	b := w.b
 	for {
@@ -74,7 +74,7 @@ func (w *wsAFXDP) RecvFor(d time.Duration) (uint64, error) {
 		}
 		frames += uint64(n)
 		b.Free()
-		if frames&1023 < uint64(n) && time.Now().After(end) {
+		if batches++; batches&15 == 0 && time.Now().After(end) {
 			return frames, nil
 		}
 	}
@@ -133,7 +133,7 @@ func openAsavie(ifname string) (rxRunner, error) {
 // RecvFor uses asavie/xdp as its examples do (refill the fill ring with GetDescs, Receive), except
 // that it polls only when the RX ring is empty instead of once per batch.
 func (a *asavieRx) RecvFor(d time.Duration) (uint64, error) {
-	var frames uint64
+	var frames, batches uint64
 	end := time.Now().Add(d)
 	xsk := a.xsk
 	for {
@@ -156,7 +156,7 @@ func (a *asavieRx) RecvFor(d time.Duration) (uint64, error) {
 			a.sink ^= xsk.GetFrame(dd)[0]
 		}
 		frames += uint64(len(descs))
-		if frames&1023 < uint64(len(descs)) && time.Now().After(end) {
+		if batches++; batches&15 == 0 && time.Now().After(end) {
 			return frames, nil
 		}
 	}
