@@ -12,7 +12,10 @@ const (
 	DefaultBlockCount    = 16        // blocks per RX ring (4 MiB: small enough to stay in cache)
 	DefaultFrameSize     = 2048      // nominal tp_frame_size (TPACKET_V3 places frames back to back)
 	DefaultRetireTimeout = time.Millisecond
-	DefaultHeadroom      = 64 // PACKET_RESERVE: room for a VLAN or DSA tag push without a copy
+	// RingHeadroom is the headroom every received frame has with no PACKET_RESERVE: the TPACKET_V3
+	// layout puts the frame 34 bytes after its 48-byte header (the sockaddr_ll and alignment), and
+	// those bytes are the frame's to overwrite. Enough for a VLAN, QinQ or DSA tag push without a copy.
+	RingHeadroom = 34
 	// MinFrameLen is the length Send pads shorter frames to (ETH_ZLEN), unless Config.NoPad.
 	MinFrameLen = 60
 )
@@ -53,8 +56,9 @@ type Config struct {
 	// other libraries use 64 ms.
 	RetireTimeout time.Duration
 
-	// Headroom is the PACKET_RESERVE space in front of every received frame (at most 4096; default 64).
-	// With it a VLAN or DSA tag push moves only the MAC addresses. A negative value means none.
+	// Headroom is extra PACKET_RESERVE space in front of every received frame, on top of the
+	// RingHeadroom bytes it always has (at most 4096; default 0, negative means 0). Every byte of it
+	// also costs a byte of ring per frame, so add only what tag pushes beyond 34 bytes need.
 	Headroom int
 
 	// ReinsertVLAN puts the VLAN tag the kernel took out of a received frame back into its bytes (using
@@ -109,9 +113,7 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 	if r.RetireTimeout == 0 {
 		r.RetireTimeout = DefaultRetireTimeout
 	}
-	if r.Headroom == 0 {
-		r.Headroom = DefaultHeadroom
-	} else if r.Headroom < 0 {
+	if r.Headroom < 0 {
 		r.Headroom = 0
 	}
 	if r.TxRetries < 0 {

@@ -94,7 +94,7 @@ func TestFrames(t *testing.T) {
 				if g.flags != want.flags || g.tpid != want.tpid || g.tci != want.tci {
 					t.Errorf("%s: flags %v tag %#x/%#x, want %v %#x/%#x", c.name, g.flags, g.tpid, g.tci, want.flags, want.tpid, want.tci)
 				}
-				if min := DefaultHeadroom - 4; int(g.head) < min { // -4: a reinserted tag took 4
+				if min := RingHeadroom - 4; int(g.head) < min { // -4: a reinserted tag took 4
 					t.Errorf("%s: headroom %d, want >= %d", c.name, g.head, min)
 				}
 			}
@@ -200,5 +200,21 @@ func TestJumbo(t *testing.T) {
 		if d := diff(got[i].data, want.data); d != "" || got[i].tci != want.tci {
 			t.Fatalf("frame %d: %s, tci %d want %d", j, d, got[i].tci, want.tci)
 		}
+	}
+}
+
+// TestHeadroom checks the headroom received frames have, with and without PACKET_RESERVE.
+func TestHeadroom(t *testing.T) {
+	l := newLink(t)
+	a := openIn(t, l.nsA, l.ifA, nil)
+	for _, extra := range []int{0, 100} {
+		p := openIn(t, l.nsB, l.ifB, &Config{Headroom: extra})
+		pool, _ := frame.NewPool(nil)
+		sendFrames(t, a, pool, []txFrame{{data: testFrame(1, 60)}})
+		got := recvFrames(t, p, 1, 2*time.Second)
+		if len(got) != 1 || int(got[0].head) < RingHeadroom+extra {
+			t.Fatalf("Headroom %d: %d frames, head %v", extra, len(got), got)
+		}
+		p.Close()
 	}
 }

@@ -1,0 +1,162 @@
+//go:build linux
+
+package bench
+
+import (
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/bench/internal/sender"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/nettest"
+	"github.com/wirespeed/wirespeed/xmit/afpacket"
+)
+
+// The receive benchmark's registry. Each entry opens a receiver on an interface (called on a thread
+// inside the benchmark's network namespace); other files add entries in init().
+type rxOpener func(ifname string) (rx rxRunner, err error)
+
+// rxRunner receives for d on the calling goroutine (locked to the pinned thread whose CPU time is
+// measured) and returns how many frames it received. A receiver must read every frame's first byte, as
+// any real consumer does, so that none is faster for not touching the data.
+type rxRunner interface {
+	RecvFor(d time.Duration) (frames uint64, err error)
+	Close() error
+}
+
+var rxCases = map[string]rxOpener{}
+
+func init() {
+	rxCases["wirespeed-afpacket"] = openWS(nil)
+	// The same with gopacket's ring geometry and block timeout (64 ms instead of 1 ms): shows what the
+	// short default timeout costs in CPU per frame at rates that do not fill a block within 1 ms.
+	rxCases["wirespeed-afpacket-tov64ms"] = openWS(&afpacket.Config{
+		BlockSize: 512 << 10, BlockCount: 128, FrameSize: 4096, RetireTimeout: 64 * time.Millisecond})
+}
+
+func openWS(cfg *afpacket.Config) rxOpener {
+	return func(ifname string) (rxRunner, error) {
+		p, err := afpacket.Open(ifname, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &wsAFPacket{p: p, b: frame.NewBatch(64)}, nil
+	}
+}
+
+// wsAFPacket is wirespeed's AF_PACKET port with the default Config, read a batch at a time.
+type wsAFPacket struct {
+	p    *afpacket.Port
+	b    *frame.Batch
+	sink byte
+}
+
+func (w *wsAFPacket) RecvFor(d time.Duration) (uint64, error) {
+	var frames uint64
+	end := time.Now().Add(d)
+	b := w.b
+	for {
+		n, err := w.p.Recv(b)
+		if err != nil {
+			return frames, err
+		}
+		if n == 0 {
+			left := time.Until(end)
+			if left <= 0 {
+				return frames, nil
+			}
+			if err := w.p.Wait(int64(left)); err != nil {
+				return frames, err
+			}
+			continue
+		}
+		for i := range b.Frames {
+			w.sink ^= b.Mem[b.Frames[i].Off]
+		}
+		frames += uint64(n)
+		b.Free()
+		if frames&1023 < uint64(n) && time.Now().After(end) {
+			return frames, nil
+		}
+	}
+}
+
+func (w *wsAFPacket) Close() error { return w.p.Close() }
+
+func threadCPU() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRecv measures each registered receiver on one veth pair in a fresh namespace, fed by the
+// same sendmmsg sender (one flow of 60-byte UDP frames) on CPU 1 while the receiver runs on CPU 0. It
+// reports the receiver's rate (Mpps), the sender's (sent-Mpps), the receiver thread's CPU time per
+// frame (getrusage RUSAGE_THREAD) and allocations per frame.
+func BenchmarkRecv(b *testing.B) {
+	nettest.RequirePriv(b)
+	ns := nettest.NewNS(b, "rx")
+	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	ifS, ifR := nettest.Veth(b, ns, ns, "s", "r")
+	names := make([]string, 0, len(rxCases))
+	for name := range rxCases {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b.Run("rx="+name, func(b *testing.B) { benchRecv(b, ns, ifS, ifR, rxCases[name]) })
+	}
+}
+
+func benchRecv(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener) {
+	var rx rxRunner
+	if err := ns.Do(func() (err error) { rx, err = open(ifR); return err }); err != nil {
+		b.Fatal(err)
+	}
+	defer rx.Close()
+	var snd *sender.Sender
+	if err := ns.Do(func() (err error) { snd, err = sender.Open(ifS, &sender.Config{CPU: 1}); return err }); err != nil {
+		b.Fatal(err)
+	}
+	snd.Start()
+	defer snd.Stop()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old, set unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) == nil {
+		set.Set(0)
+		if unix.SchedSetaffinity(0, &set) == nil {
+			defer unix.SchedSetaffinity(0, &old)
+		}
+	}
+	if _, err := rx.RecvFor(200 * time.Millisecond); err != nil { // warm up: ring, caches, sender
+		b.Fatal(err)
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0, sent0, t0 := threadCPU(), snd.Sent(), time.Now()
+	b.ResetTimer()
+	var frames uint64
+	for range b.N {
+		n, err := rx.RecvFor(100 * time.Millisecond)
+		frames += n
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	el, cpu, sent := time.Since(t0), threadCPU()-cpu0, snd.Sent()-sent0
+	runtime.ReadMemStats(&ms1)
+	if frames == 0 {
+		b.Fatal("received nothing")
+	}
+	b.ReportMetric(float64(frames)/el.Seconds()/1e6, "Mpps")
+	b.ReportMetric(float64(sent)/el.Seconds()/1e6, "sent-Mpps")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(frames), "cpu-ns/frame")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(frames), "allocs/frame")
+}
