@@ -31,7 +31,8 @@
 // the kernel refuses are counted in Stats().TxDropped, never lost silently (Config.TxRetries sets how
 // hard Send tries when the kernel has no room). sendmmsg is the only transmit method: on veth a
 // TPACKET TX ring was measured slower (veth must copy ring pages, skb_copy_ubufs) and it would need a
-// user-space copy of every forwarded frame into the TX ring.
+// user-space copy of every forwarded frame into the TX ring. (The TX ring was measured before this
+// package existed, see the project's measured-here notes; it is not implemented here.)
 //
 // On systems other than Linux, Open returns an error wrapping errors.ErrUnsupported.
 package afpacket
