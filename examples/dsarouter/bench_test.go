@@ -91,3 +91,62 @@ func benchPipeline(b *testing.B, tagger string, ptp bool) {
 		b.ReportMetric(float64(cpu)/frames, "cpu-ns/frame")
 	}
 }
+
+// BenchmarkPTPPaired measures the cost of PTP classification on every port with a paired design
+// that a shared, noisy machine cannot blur: the same rig alternates refills of 48 batches with
+// classification off and on, and the thread's CPU time of each is summed apart, so both see the
+// same noise. It reports cpu-ns/frame for each and on/off-% (the extra cost of "on" in per cent).
+// Together with BenchmarkPipeline under -tags dsa_noptp (off vs compiled out) it shows what off
+// costs (nothing measurable) and what the measurement can resolve (what on costs).
+func BenchmarkPTPPaired(b *testing.B) {
+	for _, tagger := range []string{"edsa", "mtk"} {
+		b.Run("tagger="+tagger, func(b *testing.B) {
+			cfg := defaultConfig()
+			cfg.Tagger, cfg.Bad = tagger, 0
+			r := newRig(b, cfg)
+			if threadCPU() == 0 {
+				b.Skip("no thread CPU clock on this OS")
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var cpu, frames [2]float64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done, cycle := 0, 0; done < b.N; cycle++ {
+				b.StopTimer()
+				r.g.sink(r.sb)
+				for i := 0; i < benchBatches; i++ {
+					r.g.fill(r.out)
+					r.t.swEnd.Send(r.out)
+				}
+				on := cycle & 1
+				for u := range numSwPorts {
+					r.t.conduit.EnableTimestamps(u, on == 1)
+				}
+				n := min(benchBatches, b.N-done)
+				b.StartTimer()
+				t0 := threadCPU()
+				for i := 0; i < n; i++ {
+					r.t.eth0.Recv(r.in)
+					r.d.step(r.in)
+				}
+				cpu[on] += float64(threadCPU() - t0)
+				frames[on] += float64(n * cfg.Batch)
+				done += n
+			}
+			b.StopTimer()
+			r.g.sink(r.sb)
+			for r.t.eth0.Recv(r.in); len(r.in.Frames) > 0; r.t.eth0.Recv(r.in) {
+				r.d.step(r.in)
+			}
+			r.g.sink(r.sb)
+			if frames[1] == 0 {
+				return // b.N too small to have an "on" cycle
+			}
+			off, on := cpu[0]/frames[0], cpu[1]/frames[1]
+			b.ReportMetric(off, "off-cpu-ns/frame")
+			b.ReportMetric(on, "on-cpu-ns/frame")
+			b.ReportMetric((on/off-1)*100, "on/off-%")
+		})
+	}
+}
