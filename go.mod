@@ -7,3 +7,5 @@ require (
 	github.com/gopacket/gopacket v1.7.7
 	golang.org/x/sys v0.50.0
 )
+
+require golang.org/x/net v0.55.0 // indirect
