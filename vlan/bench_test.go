@@ -4,15 +4,12 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/benchutil"
 )
 
 // The benchmarks cycle over a batch of 64 distinct frames, one frame per op, so that consecutive
 // ops never touch the bytes the previous op just wrote (a real forwarder touches each frame once;
 // hammering one frame would measure store-forwarding stalls of the benchmark, not the code).
-
-func perFrame(b *testing.B) {
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mframes/s")
-}
 
 const nframes = 64
 
@@ -35,13 +32,14 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportAllocs()
 			sink := 0
 			var h Header
+			m := benchutil.Start(b)
 			for i := 0; i < b.N; i++ {
 				err := Parse(views[i&(nframes-1)], &h)
 				if err == nil {
 					sink += h.Len + int(h.EtherType)
 				}
 			}
-			perFrame(b)
+			m.Report(b, b.N)
 			if sink == 0 {
 				b.Fatal("nothing parsed")
 			}
@@ -73,6 +71,7 @@ func bigHeadroom(b *testing.B, tags int) (*frame.Batch, []frame.Frame) {
 func BenchmarkPush(b *testing.B) {
 	fb, saved := bigHeadroom(b, 0)
 	b.ReportAllocs()
+	m := benchutil.Start(b)
 	i := 0
 	for b.Loop() {
 		k := i & (nframes - 1)
@@ -82,13 +81,14 @@ func BenchmarkPush(b *testing.B) {
 		}
 		i++
 	}
-	perFrame(b)
+	m.Report(b, b.N)
 }
 
 func BenchmarkPop(b *testing.B) {
 	const depth = 600
 	fb, saved := bigHeadroom(b, depth)
 	b.ReportAllocs()
+	m := benchutil.Start(b)
 	i := 0
 	for b.Loop() {
 		k := i & (nframes - 1)
@@ -100,18 +100,19 @@ func BenchmarkPop(b *testing.B) {
 		Pop(fb, k)
 		i++
 	}
-	perFrame(b)
+	m.Report(b, b.N)
 }
 
 func BenchmarkRewrite(b *testing.B) {
 	fb, _ := bigHeadroom(b, 1)
 	b.ReportAllocs()
+	m := benchutil.Start(b)
 	i := 0
 	for b.Loop() {
 		SetTCI(fb, i&(nframes-1), TCI(i&0x3ff|1))
 		i++
 	}
-	perFrame(b)
+	m.Report(b, b.N)
 }
 
 // BenchmarkClassify: one op = one frame through Demux Worker.Classify (batches of 64, mixed
@@ -134,6 +135,7 @@ func BenchmarkClassify(b *testing.B) {
 	fb := load(b, p, pkts...)
 	b.ReportAllocs()
 	n := 0
+	m := benchutil.Start(b)
 	for b.Loop() {
 		w.Classify(0, fb)
 		for i := range fb.Frames {
@@ -142,5 +144,5 @@ func BenchmarkClassify(b *testing.B) {
 		}
 		n += len(fb.Frames)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/frame")
+	m.Report(b, n)
 }

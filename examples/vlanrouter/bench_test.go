@@ -8,6 +8,7 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/benchutil"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -100,12 +101,15 @@ func benchEgress(b *testing.B, inTagged, outTagged bool) {
 	in := frame.NewBatch(benchBatch)
 	b.ReportAllocs()
 	b.ResetTimer()
+	m := benchutil.Start(b)
 	left := benchBatches
 	for i := 0; i < b.N; i++ {
 		if left == 0 {
 			b.StopTimer()
+			m.Pause()
 			refill()
 			left = benchBatches
+			m.Resume()
 			b.StartTimer()
 		}
 		rIn.Recv(in)
@@ -118,6 +122,5 @@ func benchEgress(b *testing.B, inTagged, outTagged bool) {
 	if c.Forwarded != uint64(b.N*benchBatch) {
 		b.Fatalf("forwarded %d of %d frames: %+v", c.Forwarded, b.N*benchBatch, c)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/frame")
-	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds()/1e6, "Mpps")
+	m.Report(b, b.N*benchBatch)
 }
