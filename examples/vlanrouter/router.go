@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/fib"
@@ -24,10 +26,22 @@ type Config struct {
 	Batch    int
 	Rate     int
 	Bad      float64
+
+	// Real interfaces (Backend other than mem).
+	Backend    app.Backend
+	Trunk      string         // the trunk interface (VLANs 101..)
+	Uplink     string         // the untagged uplink
+	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
+	IPRoute    bool           //
+	Workers    int            // workers (sockets or queues per interface)
+	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
+	Pcap       string         // pcapng file of forwarded and dropped frames
+	PcapSample int            // capture every nth frame
 }
 
 func defaultConfig() Config {
-	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01}
+	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
+		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
 }
 
 // Physical ports of the router.
@@ -75,40 +89,83 @@ func build(cfg Config) (*topology, error) {
 	t.mems = []*xmit.MemPort{trunkR, upR}
 	t.ports = []xmit.Port{trunkR, upR}
 	t.hosts = []*xmit.MemPort{trunkH, upH}
-
-	demux := vlan.NewDemux(numPorts, vlan.Parser{})
-	ifaces := make([]fwd.Iface, cfg.VLANs+1)
-	t.names = make([]string, cfg.VLANs+1)
-	if err := demux.Add(vlan.Interface{ID: ifUplink, Port: portUplink}); err != nil {
-		return nil, err
-	}
-	ifaces[ifUplink] = fwd.Iface{Name: "uplink", MAC: routerMAC(ifUplink)}
-	t.names[ifUplink] = "uplink"
-	routes := fib.New()
-	nexthops := new(fib.NextHops)
-	var changes []fib.Change
-	nexthops.Set(0, fib.NextHop{Ifindex: ifUplink, DstMAC: gatewayMAC}) // nh 0: upstream
-	changes = append(changes, fib.Change{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0})
-	for i := 1; i <= cfg.VLANs; i++ {
-		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(vidOf(i))}); err != nil {
-			return nil, err
-		}
-		name := fmt.Sprintf("vlan%d", vidOf(i))
-		ifaces[i] = fwd.Iface{Name: name, MAC: routerMAC(i)}
-		t.names[i] = name
-		nexthops.Set(uint32(i), fib.NextHop{Ifindex: uint16(i), DstMAC: hostMAC(i, 2)})
-		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), NextHop: uint32(i)})
-	}
-	if err := routes.Apply(changes); err != nil {
-		return nil, err
-	}
-	t.router, err = fwd.New(demux, numPorts, ifaces, routes, nexthops)
+	t.router, t.names, err = buildRouter(cfg, routerMAC, nil)
 	return t, err
 }
 
+// buildRouter makes the router's tables: the demux (uplink untagged on port 1, VLAN i with VID
+// 100+i on the trunk, port 0), the interfaces with the MACs mac gives them, the next hops (0: the
+// upstream gateway, i: host .2 on VLAN i, MACs from cfg.Neighbours or the in-memory defaults) and
+// the routes (cfg.Routes, or 10.0.i.0/24 on VLAN i and a default route upstream). uplinkDev is the
+// uplink's real interface name, which an `ip route` file may use as a device name.
+func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
+	if cfg.VLANs < 1 || cfg.VLANs > 200 {
+		return nil, nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
+	}
+	nb := cfg.Neighbours
+	demux := vlan.NewDemux(numPorts, vlan.Parser{})
+	ifaces := make([]fwd.Iface, cfg.VLANs+1)
+	names := make([]string, cfg.VLANs+1)
+	if err := demux.Add(vlan.Interface{ID: ifUplink, Port: portUplink}); err != nil {
+		return nil, nil, err
+	}
+	ifaces[ifUplink] = fwd.Iface{Name: "uplink", MAC: mac(ifUplink)}
+	names[ifUplink] = "uplink"
+	nexthops := new(fib.NextHops)
+	var changes []fib.Change
+	nexthops.Set(0, fib.NextHop{Ifindex: ifUplink, DstMAC: nb.Get("uplink", "", gatewayMAC)}) // nh 0: upstream
+	changes = append(changes, fib.Change{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0})
+	dev := map[string]uint32{"uplink": 0}
+	for k, v := range devNames {
+		dev[k] = v
+	}
+	for i := 1; i <= cfg.VLANs; i++ {
+		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(vidOf(i))}); err != nil {
+			return nil, nil, err
+		}
+		name := fmt.Sprintf("vlan%d", vidOf(i))
+		ifaces[i] = fwd.Iface{Name: name, MAC: mac(i)}
+		names[i] = name
+		dev[name] = uint32(i)
+		nexthops.Set(uint32(i), fib.NextHop{Ifindex: uint16(i), DstMAC: nb.Get(name, "trunk", hostMAC(i, 2))})
+		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), NextHop: uint32(i)})
+	}
+	routes := fib.New()
+	switch {
+	case cfg.Routes == "":
+		if err := routes.Apply(changes); err != nil {
+			return nil, nil, err
+		}
+	default:
+		f, err := os.Open(cfg.Routes)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer f.Close()
+		if cfg.IPRoute {
+			_, err = routes.LoadIPRoute(f, func(h fib.IPRouteNextHop) (uint32, error) {
+				if i, ok := dev[h.Dev]; ok {
+					return i, nil
+				}
+				return 0, fmt.Errorf("device %q is none of the router's interfaces (uplink, vlan%d..vlan%d)", h.Dev, vidOf(1), vidOf(cfg.VLANs))
+			})
+		} else {
+			_, err = routes.Load(f)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("-routes %s: %w", cfg.Routes, err)
+		}
+	}
+	r, err := fwd.New(demux, numPorts, ifaces, routes, nexthops)
+	return r, names, err
+}
+
 // worker polls the router's ports until ctx ends and then until they are drained.
-func (t *topology) worker(ctx context.Context, batch int) {
+func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) {
 	w := t.router.NewWorker(batch)
+	if tap != nil {
+		w.SetTap(tap, every)
+	}
 	in := frame.NewBatch(batch)
 	idle, batches := 0, 0
 	draining := false
@@ -168,6 +225,14 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var tap fwd.Tap
+	var pcap *app.Pcap
+	if cfg.Pcap != "" {
+		if pcap, err = app.CreatePcap(cfg.Pcap, 0); err != nil {
+			return Result{}, err
+		}
+		tap = pcap
+	}
 	printf(out, "vlanrouter: trunk0 with %d VLANs (%s..%s) routed to uplink0; in-memory ports, synthetic traffic\n\n",
 		cfg.VLANs, t.names[1], t.names[cfg.VLANs])
 
@@ -177,7 +242,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); g.run(genCtx) }()
-	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch) }()
+	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
 
 	rows := []monitor.Row{}
 	for p, m := range t.mems {
@@ -237,7 +302,11 @@ loop:
 	r.Forwarded = r.Drops.Forwarded
 	r.Leaked = t.pool.InUse()
 	report(out, r)
-	return r, nil
+	if pcap != nil {
+		err = pcap.Close()
+		printf(out, "  %s\n", pcap.Summary())
+	}
+	return r, err
 }
 
 func report(out io.Writer, r Result) {

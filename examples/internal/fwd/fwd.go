@@ -50,7 +50,27 @@ const (
 
 var reasonNames = [NumReasons]string{"vlan", "not-ipv4", "not-for-us", "malformed", "checksum", "ttl", "no-route", "too-big", "egress"}
 
-func (r Reason) String() string { return reasonNames[r] }
+// Forwarded is the verdict a Tap sees for a frame handed to an egress port (not a drop reason).
+const Forwarded = NumReasons
+
+func (r Reason) String() string {
+	if r == Forwarded {
+		return "forwarded"
+	}
+	if r < 0 || r > NumReasons {
+		return "?"
+	}
+	return reasonNames[r]
+}
+
+// Tap sees a sample of the frames a Worker forwards or drops (see Worker.SetTap): d is the frame's
+// bytes as they leave (forwarded: rewritten and tagged) or as they were judged (dropped; an
+// out-of-band VLAN tag is no longer in them), valid only during the call. A Tap must not keep d,
+// must not block and, to keep the forwarding path allocation-free, must not allocate. It is called
+// from the worker's goroutine; a Tap shared by several workers must be safe for concurrent use.
+type Tap interface {
+	Capture(d []byte, verdict Reason)
+}
 
 // Router holds the configuration all workers share. Build it, then start workers. The route table
 // and the next hops may change at any time (fib's tables are RCU-style): a worker reads each once
@@ -107,6 +127,24 @@ type Worker struct {
 	drops [NumReasons]uint64
 	fwd   uint64
 	pub   [NumReasons + 1]atomic.Uint64
+
+	tap      Tap // nil: off (one predictable branch per frame)
+	tapEvery uint32
+	tapN     uint32
+}
+
+// SetTap makes the worker hand every nth frame it forwards or drops (n <= 1: every frame) to t;
+// nil turns it off. Frames the VLAN demux drops are not seen. Call it from the worker's goroutine
+// or before the worker starts.
+func (w *Worker) SetTap(t Tap, n int) {
+	w.tap, w.tapEvery, w.tapN = t, uint32(max(n, 1)), 0
+}
+
+func (w *Worker) capture(d []byte, verdict Reason) {
+	if w.tapN++; w.tapN >= w.tapEvery {
+		w.tapN = 0
+		w.tap.Capture(d, verdict)
+	}
 }
 
 // NewWorker returns a worker whose batches hold at most batch frames.
@@ -163,6 +201,9 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		}
 		if reason != NumReasons {
 			w.drops[reason]++
+			if w.tap != nil {
+				w.capture(d, reason)
+			}
 			continue
 		}
 		if k != i {
@@ -187,6 +228,9 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		hop := nhs.At(w.nh[i])
 		if hop == nil || hop.Flags&fib.NextHopDrop != 0 || int(hop.Ifindex) >= len(ifaces) {
 			w.drops[DropNoRoute]++
+			if w.tap != nil {
+				w.capture(f.Data(in.Mem), DropNoRoute)
+			}
 			fr[k2], fr[i] = fr[i], fr[k2]
 			k2++
 			continue
@@ -194,6 +238,9 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		ip := frame.IPv4(f.Data(in.Mem)[f.L3:])
 		if ip.TotalLen() > ifaces[hop.Ifindex].MTU && ip.DontFragment() {
 			w.drops[DropTooBig]++
+			if w.tap != nil {
+				w.capture(f.Data(in.Mem), DropTooBig)
+			}
 			fr[k2], fr[i] = fr[i], fr[k2]
 			k2++
 			continue
@@ -202,11 +249,17 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		p, err := w.vw.Encap(in, i, hop.DstMAC, ifaces[hop.Ifindex].MAC)
 		if err != nil || int(p) >= len(w.out) {
 			w.drops[DropEgress]++
+			if w.tap != nil {
+				w.capture(f.Data(in.Mem), DropEgress)
+			}
 			fr[k2], fr[i] = fr[i], fr[k2]
 			k2++
 			continue
 		}
 		ip.DecTTL()
+		if w.tap != nil {
+			w.capture(f.Data(in.Mem), Forwarded)
+		}
 		w.out[p].Append(*f)
 	}
 	// The first k2 frames were dropped in pass 3; the rest moved to the per-port batches.

@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// IdleWait is how long an idle worker blocks in one port's Wait before polling every port again.
+const IdleWait = 200_000 // ns
+
+// Run is one worker: it polls ports (indexed by physical port) and forwards what arrives with w
+// until ctx ends, then takes what is still queued (at most drain batches per port) so that every
+// frame a port handed out is forwarded or dropped, and publishes the counters. When every port is
+// idle it blocks in a Wait (xmit.Waiter) on one of them, in turn, for IdleWait, so an idle
+// forwarder does not spin a core. It allocates nothing per batch.
+func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int) {
+	in := frame.NewBatch(batch)
+	waiters := make([]xmit.Waiter, len(ports))
+	for i, p := range ports {
+		waiters[i], _ = p.(xmit.Waiter)
+	}
+	idle, batches, turn := 0, 0, 0
+	done := ctx.Done()
+	for {
+		got := false
+		for p, port := range ports {
+			if n, _ := port.Recv(in); n > 0 {
+				w.Forward(uint16(p), in, ports)
+				got = true
+				batches++
+			}
+		}
+		if batches&63 == 0 {
+			w.Flush()
+		}
+		select {
+		case <-done:
+			for p, port := range ports {
+				for i := 0; i < drain; i++ {
+					if n, _ := port.Recv(in); n == 0 {
+						break
+					}
+					w.Forward(uint16(p), in, ports)
+				}
+			}
+			w.Flush()
+			return
+		default:
+		}
+		if got {
+			idle = 0
+			continue
+		}
+		w.Flush()
+		if idle++; idle > 8 {
+			turn = (turn + 1) % len(ports)
+			if wt := waiters[turn]; wt != nil {
+				wt.Wait(IdleWait / int64(len(ports)))
+			}
+		}
+	}
+}
+
+// Neighbours maps the examples' interface names to static neighbour MACs (the -nexthop flag):
+// "uplink=02:00:00:00:00:01,vlan101=02:..."; the key "*" (or the trunk's name, as the example
+// says) sets a default.
+type Neighbours map[string]frame.MAC
+
+// String implements flag.Value.
+func (n Neighbours) String() string {
+	var s []string
+	for k, v := range n {
+		s = append(s, k+"="+net.HardwareAddr(v[:]).String())
+	}
+	return strings.Join(s, ",")
+}
+
+// Set implements flag.Value: it takes NAME=MAC[,NAME=MAC...] and may be repeated.
+func (n Neighbours) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		if kv == "" {
+			continue
+		}
+		name, mac, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("%q: want NAME=MAC", kv)
+		}
+		hw, err := net.ParseMAC(mac)
+		if err != nil || len(hw) != 6 {
+			return fmt.Errorf("%q: bad MAC", kv)
+		}
+		n[name] = frame.MAC(hw)
+	}
+	return nil
+}
+
+// Get returns the MAC for name, else for fallback (say, "trunk"), else for "*", else def.
+func (n Neighbours) Get(name, fallback string, def frame.MAC) frame.MAC {
+	for _, k := range []string{name, fallback, "*"} {
+		if m, ok := n[k]; ok {
+			return m
+		}
+	}
+	return def
+}
+
+// IfaceMAC returns an interface's hardware address (in the calling thread's namespace).
+func IfaceMAC(name string) (frame.MAC, error) {
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return frame.MAC{}, err
+	}
+	if len(ifc.HardwareAddr) != 6 {
+		return frame.MAC{}, fmt.Errorf("%s: no Ethernet address", name)
+	}
+	return frame.MAC(ifc.HardwareAddr), nil
+}

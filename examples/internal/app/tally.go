@@ -1,0 +1,69 @@
+package app
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// Tally is what a run on real interfaces counted, after every worker stopped.
+type Tally struct {
+	Rx        uint64 // frames the ports handed to the workers
+	RxDropped uint64 // frames the kernel dropped before the workers saw them (ring full)
+	Forwarded uint64 // frames handed to an egress port's Send
+	Drops     fwd.Counters
+	Tx        uint64 // frames the egress ports queued
+	TxDropped uint64 // frames the egress ports refused (counted by them)
+}
+
+// NewTally sums the ports' counters and the router's.
+func NewTally(ports []xmit.Stats, c fwd.Counters) Tally {
+	t := Tally{Forwarded: c.Forwarded, Drops: c}
+	for _, s := range ports {
+		t.Rx += s.RxPackets
+		t.RxDropped += s.RxDropped
+		t.Tx += s.TxPackets
+		t.TxDropped += s.TxDropped
+	}
+	return t
+}
+
+// Dropped is the sum of the router's drops by reason.
+func (t Tally) Dropped() uint64 {
+	var d uint64
+	for _, n := range t.Drops.Drops {
+		d += n
+	}
+	return d
+}
+
+// Balanced reports whether every frame received was forwarded or dropped for a reason, and every
+// frame forwarded was queued or counted as refused by its port.
+func (t Tally) Balanced() bool {
+	return t.Rx == t.Forwarded+t.Dropped() && t.Forwarded == t.Tx+t.TxDropped
+}
+
+// Report prints the final counters and the accounting check.
+func (t Tally) Report(out io.Writer, pcap *Pcap) {
+	g := monitor.Group
+	fmt.Fprintf(out, "final counters\n")
+	fmt.Fprintf(out, "  router rx   %14s  (dropped by the kernel before the router: %s)\n", g(float64(t.Rx)), g(float64(t.RxDropped)))
+	fmt.Fprintf(out, "  forwarded   %14s  (egress queued %s, egress dropped %s)\n", g(float64(t.Forwarded)), g(float64(t.Tx)), g(float64(t.TxDropped)))
+	for i, d := range t.Drops.Drops {
+		if d > 0 {
+			fmt.Fprintf(out, "  dropped %-12s %10s\n", fwd.Reason(i).String()+":", g(float64(d)))
+		}
+	}
+	fmt.Fprintf(out, "  dropped     %14s\n", g(float64(t.Dropped())))
+	if pcap != nil {
+		fmt.Fprintln(out, " ", pcap.Summary())
+	}
+	if t.Balanced() {
+		fmt.Fprintf(out, "accounting: ok (rx = forwarded + dropped; forwarded = egress queued + egress dropped)\n")
+	} else {
+		fmt.Fprintf(out, "accounting: MISMATCH\n")
+	}
+}

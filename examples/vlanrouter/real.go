@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// runReal forwards between two real interfaces (cfg.Trunk carrying the VLANs, cfg.Uplink untagged)
+// with cfg.Workers workers, each with its own socket (AF_PACKET, one PACKET_FANOUT group per
+// interface) or queue (AF_XDP) on both interfaces, until ctx ends; then every worker drains what it
+// was handed and the final counters are checked: rx = forwarded + dropped by reason.
+//
+// The router answers to the interfaces' own MAC addresses (every VLAN uses the trunk's, as Linux
+// VLAN devices do) and sends to static neighbour MACs (-nexthop; no ARP).
+func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) {
+	if cfg.Trunk == "" || cfg.Uplink == "" {
+		return app.Tally{}, fmt.Errorf("-backend %s needs -trunk and -uplink", cfg.Backend)
+	}
+	trunkMAC, err := app.IfaceMAC(cfg.Trunk)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	upMAC, err := app.IfaceMAC(cfg.Uplink)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	mac := func(id int) frame.MAC {
+		if id == ifUplink {
+			return upMAC
+		}
+		return trunkMAC
+	}
+	router, names, err := buildRouter(cfg, mac, map[string]uint32{cfg.Uplink: 0})
+	if err != nil {
+		return app.Tally{}, err
+	}
+	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: []string{cfg.Trunk, cfg.Uplink}, Workers: cfg.Workers})
+	if err != nil {
+		return app.Tally{}, err
+	}
+	defer ports.Close()
+	var pcap *app.Pcap
+	if cfg.Pcap != "" {
+		if pcap, err = app.CreatePcap(cfg.Pcap, 0); err != nil {
+			return app.Tally{}, err
+		}
+		defer pcap.Close()
+	}
+	printf(out, "vlanrouter: %s (%d VLANs, %s..%s, router MAC %s) routed to %s (MAC %s); %s, %d worker(s)\n\n",
+		cfg.Trunk, cfg.VLANs, names[1], names[cfg.VLANs], trunkMAC, cfg.Uplink, upMAC, cfg.Backend, len(ports.ByWorker))
+
+	wctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, wp := range ports.ByWorker {
+		w := router.NewWorker(cfg.Batch)
+		if pcap != nil {
+			w.SetTap(pcap, cfg.PcapSample)
+		}
+		wg.Add(1)
+		go func(wp []xmit.Port) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			app.Run(wctx, w, wp, cfg.Batch, 1024)
+		}(wp)
+	}
+
+	rows := []monitor.Row{}
+	for p, name := range []string{cfg.Trunk, cfg.Uplink} {
+		p := p
+		rows = append(rows, monitor.Row{Name: name,
+			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
+	}
+	for id, name := range names {
+		id := uint16(id)
+		rows = append(rows, monitor.Row{Name: " " + name,
+			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
+			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
+	}
+	mon := monitor.New("vlanrouter: packets per second", rows)
+	tick := time.NewTicker(cfg.Interval)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			mon.Print(out)
+		}
+	}
+	tick.Stop()
+	stop()
+	wg.Wait()
+	mon.Print(out)
+	t := app.NewTally([]xmit.Stats{ports.Stats(portTrunk), ports.Stats(portUplink)}, router.Counters())
+	if pcap != nil {
+		if err := pcap.Close(); err != nil {
+			printf(out, "pcap: %v\n", err)
+		}
+	}
+	t.Report(out, pcap)
+	return t, nil
+}
+
+var _ fwd.Tap = (*app.Pcap)(nil)
