@@ -19,7 +19,12 @@ import (
 // in a namespace between two others joined by veth pairs, sends tagged frames into the trunk and
 // untagged ones into the uplink with an in-test AF_PACKET sender, and checks they come out the other
 // side rewritten (TTL, MACs, VLAN tag) and that the router's counters add up.
-func TestRealAFPacket(t *testing.T) {
+func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2) }
+
+// TestRealAFXDP is the same on AF_XDP (one worker: a veth has one queue).
+func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1) }
+
+func testReal(t *testing.T, backend app.Backend, workers int) {
 	nettest.RequirePriv(t)
 	lan, rtr, wan := nettest.NewNS(t, "lan"), nettest.NewNS(t, "rtr"), nettest.NewNS(t, "wan")
 	trunk, trunkPeer := nettest.Veth(t, rtr, lan, "trk", "trkp")
@@ -46,7 +51,7 @@ func TestRealAFPacket(t *testing.T) {
 	defer wanPort.Close()
 
 	cfg := defaultConfig()
-	cfg.Backend, cfg.Trunk, cfg.Uplink, cfg.Workers = app.AFPacket, trunk, uplink, 2
+	cfg.Backend, cfg.Trunk, cfg.Uplink, cfg.Workers = backend, trunk, uplink, workers
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	var tally app.Tally
