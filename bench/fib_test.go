@@ -197,6 +197,7 @@ type built struct {
 }
 
 func (bl built) report(b *testing.B, n int) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 	b.ReportMetric(float64(bl.bytes)/float64(n), "B/prefix")
 	b.ReportMetric(float64(bl.dur.Microseconds())/1000, "build-ms")
 }
