@@ -3,14 +3,11 @@
 package bench
 
 import (
-	"encoding/binary"
 	"errors"
 	"net"
 	"reflect"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -21,7 +18,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
-	"github.com/wirespeed/wirespeed/bench/internal/sender"
+	"github.com/wirespeed/wirespeed/bench/internal/gen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 	"github.com/wirespeed/wirespeed/xmit/afxdp"
@@ -217,78 +214,6 @@ func unmapAsavieRings(xsk *asavie.Socket) {
 	}
 }
 
-// liveSender transmits from inside the kernel: BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES runs an
-// XDP program repeat times on recycled pages, and the program redirects each frame out of the veth
-// (ndo_xdp_xmit). Frames never become skbs, so the receiver, not the sender, is the bottleneck. The
-// program writes all 60 bytes every time because recycled pages keep what a receiver changed.
-type liveSender struct {
-	prog    *ebpf.Program
-	data    []byte
-	repeat  uint32
-	sent    atomic.Uint64
-	stop    atomic.Bool
-	errs    atomic.Uint64
-	lastErr atomic.Value
-	wg      sync.WaitGroup
-}
-
-func newLiveSender(ifindex int) (*liveSender, error) {
-	f := sender.Frame(0, 60)
-	insns := asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word), // data
-		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word), // data_end
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, int32(len(f))),
-		asm.JGT.Reg(asm.R4, asm.R3, "drop"),
-	}
-	for o := 0; o < len(f); o += 4 {
-		insns = append(insns, asm.StoreImm(asm.R2, int16(o), int64(int32(binary.LittleEndian.Uint32(f[o:]))), asm.Word))
-	}
-	insns = append(insns,
-		asm.Mov.Imm(asm.R1, int32(ifindex)),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.FnRedirect.Call(),
-		asm.Return(),
-		asm.Mov.Imm(asm.R0, 1).WithSymbol("drop"), // XDP_DROP
-		asm.Return(),
-	)
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL", Instructions: insns})
-	if err != nil {
-		return nil, err
-	}
-	return &liveSender{prog: prog, data: f, repeat: 1 << 22}, nil
-}
-
-// start runs the sender on a thread inside ns pinned to cpu.
-func (s *liveSender) start(ns *nettest.NS, cpu int) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		ns.Do(func() error {
-			var set unix.CPUSet
-			set.Set(cpu)
-			unix.SchedSetaffinity(0, &set)
-			for !s.stop.Load() {
-				_, err := s.prog.Run(&ebpf.RunOptions{Data: s.data, Repeat: s.repeat, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES})
-				if err != nil {
-					s.errs.Add(1)
-					s.lastErr.Store(err)
-					time.Sleep(10 * time.Millisecond)
-					continue
-				}
-				s.sent.Add(uint64(s.repeat))
-			}
-			return nil
-		})
-	}()
-}
-
-func (s *liveSender) close() {
-	s.stop.Store(true)
-	s.wg.Wait()
-	s.prog.Close()
-}
-
 // passProgram gives a veth end NAPI (XDP_PASS, native) for receivers that attach no XDP program.
 func passProgram(ifindex int) (link.Link, error) {
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
@@ -319,7 +244,6 @@ func BenchmarkRecvXDPLive(b *testing.B) {
 
 func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener) {
 	var rx rxRunner
-	var snd *liveSender
 	var pass link.Link
 	err := ns.Do(func() (err error) {
 		if rx, err = open(ifR); err != nil {
@@ -332,12 +256,7 @@ func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener)
 		if l, err := passProgram(r.Index); err == nil { // fails if the receiver attached its own: fine
 			pass = l
 		}
-		s, err := net.InterfaceByName(ifS)
-		if err != nil {
-			return err
-		}
-		snd, err = newLiveSender(s.Index)
-		return err
+		return nil
 	})
 	if err != nil {
 		if rx != nil {
@@ -351,8 +270,16 @@ func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener)
 			pass.Close()
 		}
 	}()
-	snd.start(ns, 1)
-	defer snd.close()
+	// The XDP live-frames sender (package gen): BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES runs an
+	// XDP program 2^22 times per call on recycled pages; the program writes all 60 bytes of the frame
+	// every time (recycled pages keep what a receiver changed) and redirects it out of the veth
+	// (ndo_xdp_xmit). Frames never become skbs, so the receiver, not the sender, is the bottleneck.
+	snd, err := gen.Open(&gen.Config{Netns: ns.Name, Interface: ifS, Engine: gen.EngineXDP, CPU: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snd.Start()
+	defer snd.Stop()
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -382,8 +309,8 @@ func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener)
 	el, cpu := time.Since(t0), threadCPU()-cpu0
 	runtime.ReadMemStats(&ms1)
 	if frames == 0 {
-		if e, ok := snd.lastErr.Load().(error); ok {
-			b.Fatalf("received nothing (sender: %d errors, last %v)", snd.errs.Load(), e)
+		if e := snd.LastError(); e != nil {
+			b.Fatalf("received nothing (sender: last error %v)", e)
 		}
 		b.Fatal("received nothing")
 	}
