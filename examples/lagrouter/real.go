@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/lag"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// runReal forwards between an aggregate of two real interfaces (cfg.Members, carrying the VLANs)
+// and an untagged uplink with cfg.Workers workers. Each worker opens every interface itself (an
+// AF_PACKET socket in a PACKET_FANOUT group per interface, or AF_XDP queue w) and builds its own
+// aggregate over its two member sockets, so workers share nothing but the published member state.
+// The carrier poller (-miimon) takes a member whose link goes down out of every aggregate.
+//
+// The router answers to member 0's MAC on every VLAN (as a bond takes its first slave's address;
+// member interfaces are opened promiscuous so they receive it) and to the uplink's own MAC, and
+// sends to static neighbour MACs (-nexthop; no ARP).
+func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) {
+	if len(cfg.Members) != numMembers || cfg.Uplink == "" {
+		return app.Tally{}, fmt.Errorf("-backend %s needs -members IF1,IF2 and -uplink", cfg.Backend)
+	}
+	lc, err := lagConfig(cfg)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	lagMAC, err := app.IfaceMAC(cfg.Members[0])
+	if err != nil {
+		return app.Tally{}, err
+	}
+	upMAC, err := app.IfaceMAC(cfg.Uplink)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	mac := func(id int) frame.MAC {
+		if id == ifUplink {
+			return upMAC
+		}
+		return lagMAC
+	}
+	router, names, err := buildRouter(cfg, mac, map[string]uint32{cfg.Uplink: 0})
+	if err != nil {
+		return app.Tally{}, err
+	}
+	ifnames := append(append([]string(nil), cfg.Members...), cfg.Uplink)
+	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true})
+	if err != nil {
+		return app.Tally{}, err
+	}
+	defer ports.Close()
+	var aggs []*lag.Aggregate
+	defer func() {
+		for _, a := range aggs {
+			a.Close()
+		}
+	}()
+	for _, wp := range ports.ByWorker {
+		a, err := lag.New([]xmit.Port{wp[0], wp[1]}, lc)
+		if err != nil {
+			return app.Tally{}, err
+		}
+		aggs = append(aggs, a)
+	}
+	var pcap *app.Pcap
+	if cfg.Pcap != "" {
+		if pcap, err = app.CreatePcap(cfg.Pcap, 0); err != nil {
+			return app.Tally{}, err
+		}
+		defer pcap.Close()
+	}
+	printf(out, "lagrouter: lag0 (%s over %s, %s; MAC %s) with %d VLANs (%s..%s) routed to %s (MAC %s); %s, %d worker(s)\n\n",
+		cfg.LAG, cfg.Members[0], cfg.Members[1], lagMAC, cfg.VLANs, names[1], names[cfg.VLANs], cfg.Uplink, upMAC, cfg.Backend, len(ports.ByWorker))
+
+	wctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for w, wp := range ports.ByWorker {
+		fw := router.NewWorker(cfg.Batch)
+		if pcap != nil {
+			fw.SetTap(pcap, cfg.PcapSample)
+		}
+		wg.Add(1)
+		go func(ports []xmit.Port) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			app.Run(wctx, fw, ports, cfg.Batch, 1024)
+		}([]xmit.Port{aggs[w], wp[2]})
+	}
+
+	aggStats := func() xmit.Stats {
+		var s xmit.Stats
+		for _, a := range aggs {
+			s = s.Add(a.Stats())
+		}
+		return s
+	}
+	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return aggStats().RxPackets }, Tx: func() uint64 { return aggStats().TxPackets }}}
+	for p, name := range ifnames {
+		p := p
+		if p < numMembers {
+			name = " " + name
+		}
+		rows = append(rows, monitor.Row{Name: name,
+			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
+	}
+	for id, name := range names {
+		id := uint16(id)
+		rows = append(rows, monitor.Row{Name: " " + name,
+			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
+			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
+	}
+	mon := monitor.New("lagrouter: packets per second", rows)
+	tick := time.NewTicker(cfg.Interval)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			mon.Print(out)
+		}
+	}
+	tick.Stop()
+	stop()
+	wg.Wait()
+	mon.Print(out)
+	t := app.NewTally([]xmit.Stats{aggStats(), ports.Stats(numMembers)}, router.Counters())
+	if pcap != nil {
+		if err := pcap.Close(); err != nil {
+			printf(out, "pcap: %v\n", err)
+		}
+	}
+	t.Report(out, pcap)
+	return t, nil
+}

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/fib"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/lag"
+	"github.com/wirespeed/wirespeed/vlan"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// Config is the example's configuration.
+type Config struct {
+	Duration time.Duration
+	Interval time.Duration
+	VLANs    int
+	Batch    int
+	Rate     int
+	Bad      float64
+
+	// The aggregate.
+	LAG     string        // rr (balance-rr) or xor (balance-xor)
+	Hash    string        // xor: bonding hash policy (layer2, layer2+3, layer3+4, encap2+3, encap3+4, vlan+srcmac)
+	FailAt  time.Duration // mem: take member 1's link down after this long (0: never)
+	FailFor time.Duration // mem: and bring it back after this long (0: stays down)
+	Miimon  time.Duration // carrier polling interval of the aggregate
+
+	// Real interfaces (Backend other than mem).
+	Backend    app.Backend
+	Members    []string       // the aggregate's two member interfaces (the VLAN trunk)
+	Uplink     string         // the untagged uplink
+	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
+	IPRoute    bool           //
+	Workers    int            // workers (sockets or queues per interface)
+	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
+	Pcap       string         // pcapng file of forwarded and dropped frames
+	PcapSample int            // capture every nth frame
+}
+
+func defaultConfig() Config {
+	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
+		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond,
+		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
+}
+
+// Physical ports of the router: the aggregate (a trunk of two members) and the uplink.
+const (
+	portTrunk  = 0
+	portUplink = 1
+	numPorts   = 2
+	numMembers = 2
+)
+
+// Interface IDs: 0 is the uplink, 1..VLANs the VLAN sub-interfaces (VID 100+i, subnet 10.0.i.0/24).
+const ifUplink = 0
+
+func vidOf(i int) uint16 { return uint16(100 + i) }
+
+// routerMAC is the router's address on interface id; hostMAC the address of host h on VLAN i;
+// gatewayMAC the upstream router's.
+func routerMAC(id int) frame.MAC { return frame.MAC{0x02, 0x77, 0x73, 0x00, byte(id >> 8), byte(id)} }
+func hostMAC(i, h int) frame.MAC { return frame.MAC{0x02, 0x68, 0x6f, byte(i), 0x00, byte(h)} }
+
+var gatewayMAC = frame.MAC{0x02, 0x67, 0x77, 0x00, 0x00, 0x01}
+
+// topology is the router and its ports, built for a config.
+type topology struct {
+	pool   *frame.Pool
+	router *fwd.Router
+	agg    *lag.Aggregate
+	ports  []xmit.Port     // the router's ends, by physical port: the aggregate, the uplink
+	hosts  []*xmit.MemPort // the far ends: member 0, member 1, uplink (the generator sends into them)
+	mems   []*xmit.MemPort // the router's ends as MemPorts: member 0, member 1, uplink
+	names  []string        // interface names by ID
+}
+
+// memberUplink indexes hosts and mems.
+const memberUplink = numMembers
+
+// lagConfig is the aggregate's configuration for cfg.
+func lagConfig(cfg Config) (*lag.Config, error) {
+	c := &lag.Config{Name: "lag0", Miimon: cfg.Miimon}
+	switch cfg.LAG {
+	case "rr":
+		c.Mode = lag.RoundRobin
+	case "xor":
+		c.Mode = lag.XOR
+		p, err := lag.ParsePolicy(cfg.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("-hash: %w", err)
+		}
+		c.Policy = p
+	default:
+		return nil, fmt.Errorf("-lag %q: rr or xor", cfg.LAG)
+	}
+	return c, nil
+}
+
+// Host next hops: one per VLAN (host .2 on each subnet; the generator's hosts all answer to it in
+// this in-memory world) plus the upstream gateway.
+func build(cfg Config) (*topology, error) {
+	if cfg.VLANs < 1 || cfg.VLANs > 200 {
+		return nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
+	}
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 16384})
+	if err != nil {
+		return nil, err
+	}
+	lc, err := lagConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &topology{pool: pool}
+	for m := 0; m < numMembers; m++ {
+		name := fmt.Sprintf("lag0-m%d", m)
+		r, h := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{name, name + "-peer"}, Depth: 2048})
+		t.mems = append(t.mems, r)
+		t.hosts = append(t.hosts, h)
+	}
+	upR, upH := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{"uplink0", "uplink0-peer"}, Depth: 2048})
+	t.mems = append(t.mems, upR)
+	t.hosts = append(t.hosts, upH)
+	if t.agg, err = lag.New([]xmit.Port{t.mems[0], t.mems[1]}, lc); err != nil {
+		return nil, err
+	}
+	t.ports = []xmit.Port{t.agg, upR}
+	t.router, t.names, err = buildRouter(cfg, routerMAC, nil)
+	return t, err
+}
+
+// buildRouter makes the router's tables: the demux (uplink untagged on port 1, VLAN i with VID
+// 100+i on the trunk, port 0), the interfaces with the MACs mac gives them, the next hops (0: the
+// upstream gateway, i: host .2 on VLAN i, MACs from cfg.Neighbours or the in-memory defaults) and
+// the routes (cfg.Routes, or 10.0.i.0/24 on VLAN i and a default route upstream). uplinkDev is the
+// uplink's real interface name, which an `ip route` file may use as a device name.
+func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
+	if cfg.VLANs < 1 || cfg.VLANs > 200 {
+		return nil, nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
+	}
+	nb := cfg.Neighbours
+	demux := vlan.NewDemux(numPorts, vlan.Parser{})
+	ifaces := make([]fwd.Iface, cfg.VLANs+1)
+	names := make([]string, cfg.VLANs+1)
+	if err := demux.Add(vlan.Interface{ID: ifUplink, Port: portUplink}); err != nil {
+		return nil, nil, err
+	}
+	ifaces[ifUplink] = fwd.Iface{Name: "uplink", MAC: mac(ifUplink)}
+	names[ifUplink] = "uplink"
+	nexthops := new(fib.NextHops)
+	var changes []fib.Change
+	nexthops.Set(0, fib.NextHop{Ifindex: ifUplink, DstMAC: nb.Get("uplink", "", gatewayMAC)}) // nh 0: upstream
+	changes = append(changes, fib.Change{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0})
+	dev := map[string]uint32{"uplink": 0}
+	for k, v := range devNames {
+		dev[k] = v
+	}
+	for i := 1; i <= cfg.VLANs; i++ {
+		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(vidOf(i))}); err != nil {
+			return nil, nil, err
+		}
+		name := fmt.Sprintf("vlan%d", vidOf(i))
+		ifaces[i] = fwd.Iface{Name: name, MAC: mac(i)}
+		names[i] = name
+		dev[name] = uint32(i)
+		nexthops.Set(uint32(i), fib.NextHop{Ifindex: uint16(i), DstMAC: nb.Get(name, "trunk", hostMAC(i, 2))})
+		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), NextHop: uint32(i)})
+	}
+	routes := fib.New()
+	switch {
+	case cfg.Routes == "":
+		if err := routes.Apply(changes); err != nil {
+			return nil, nil, err
+		}
+	default:
+		f, err := os.Open(cfg.Routes)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer f.Close()
+		if cfg.IPRoute {
+			_, err = routes.LoadIPRoute(f, func(h fib.IPRouteNextHop) (uint32, error) {
+				if i, ok := dev[h.Dev]; ok {
+					return i, nil
+				}
+				return 0, fmt.Errorf("device %q is none of the router's interfaces (uplink, vlan%d..vlan%d)", h.Dev, vidOf(1), vidOf(cfg.VLANs))
+			})
+		} else {
+			_, err = routes.Load(f)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("-routes %s: %w", cfg.Routes, err)
+		}
+	}
+	r, err := fwd.New(demux, numPorts, ifaces, routes, nexthops)
+	return r, names, err
+}
+
+// worker polls the router's ports until ctx ends and then until they are drained.
+func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) {
+	w := t.router.NewWorker(batch)
+	if tap != nil {
+		w.SetTap(tap, every)
+	}
+	in := frame.NewBatch(batch)
+	idle, batches := 0, 0
+	draining := false
+	for {
+		got := false
+		for p, port := range t.ports {
+			if n, _ := port.Recv(in); n > 0 {
+				w.Forward(uint16(p), in, t.ports)
+				got = true
+				batches++
+			}
+		}
+		if batches&63 == 0 {
+			w.Flush()
+		}
+		if got {
+			idle = 0
+			continue
+		}
+		w.Flush()
+		if !draining && ctx.Err() != nil {
+			draining = true
+		}
+		idle++
+		if draining && idle > 3 {
+			return
+		}
+		if idle > 16 {
+			t.mems[idle%len(t.mems)].Wait(int64(50 * time.Microsecond))
+		}
+	}
+}
+
+// Result is what a run counted.
+type Result struct {
+	Generated, GenDropped uint64 // frames the generator queued / could not queue
+	RouterRx              uint64 // frames the router's ports received
+	Forwarded             uint64 // handed to an egress port
+	Drops                 fwd.Counters
+	RouterTx, TxDropped   uint64 // queued by the egress ports / dropped by them
+	Sunk                  uint64 // frames the far ends received
+	Leaked                int    // pool buffers not returned at the end
+
+	MemberTx, MemberTxDropped [numMembers]uint64 // what each member of the aggregate sent / dropped
+}
+
+// Balanced reports whether every frame is accounted for.
+func (r Result) Balanced() bool {
+	var drops uint64
+	for _, d := range r.Drops.Drops {
+		drops += d
+	}
+	return r.Generated == r.RouterRx && r.RouterRx == r.Forwarded+drops &&
+		r.Forwarded == r.RouterTx+r.TxDropped && r.Sunk == r.RouterTx && r.Leaked == 0
+}
+
+func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
+	t, err := build(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	var tap fwd.Tap
+	var pcap *app.Pcap
+	if cfg.Pcap != "" {
+		if pcap, err = app.CreatePcap(cfg.Pcap, 0); err != nil {
+			return Result{}, err
+		}
+		tap = pcap
+	}
+	mode := cfg.LAG
+	if cfg.LAG == "xor" {
+		mode += " " + cfg.Hash
+	}
+	printf(out, "lagrouter: lag0 (%s over lag0-m0, lag0-m1) with %d VLANs (%s..%s) routed to uplink0; in-memory ports, synthetic traffic\n\n",
+		mode, cfg.VLANs, t.names[1], t.names[cfg.VLANs])
+	if cfg.FailAt > 0 {
+		fail := time.AfterFunc(cfg.FailAt, func() {
+			t.mems[1].SetLinkUp(false)
+			printf(out, "lagrouter: lag0-m1 link down (after %v)\n\n", cfg.FailAt)
+			if cfg.FailFor > 0 {
+				time.Sleep(cfg.FailFor)
+				t.mems[1].SetLinkUp(true)
+				printf(out, "lagrouter: lag0-m1 link up again (after %v down)\n\n", cfg.FailFor)
+			}
+		})
+		defer fail.Stop()
+	}
+
+	genCtx, stopGen := context.WithCancel(context.Background())
+	routerCtx, stopRouter := context.WithCancel(context.Background())
+	g := newGenerator(t, cfg)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); g.run(genCtx) }()
+	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
+
+	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return t.agg.Stats().RxPackets }, Tx: func() uint64 { return t.agg.Stats().TxPackets }}}
+	for i, m := range t.mems {
+		m := m
+		name := m.Name()
+		if i < numMembers {
+			name = " " + name
+		}
+		rows = append(rows, monitor.Row{Name: name, Rx: func() uint64 { return m.Stats().RxPackets }, Tx: func() uint64 { return m.Stats().TxPackets }})
+	}
+	for id, name := range t.names {
+		id := uint16(id)
+		rows = append(rows, monitor.Row{Name: " " + name,
+			Rx: func() uint64 { return t.router.IfaceStats(id).RxPackets },
+			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
+	}
+	mon := monitor.New("lagrouter: packets per second", rows)
+	tick := time.NewTicker(cfg.Interval)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-tick.C:
+			mon.Print(out)
+		}
+	}
+	tick.Stop()
+	mon.Print(out) // the last (partial) interval
+
+	// Stop the generator, let the router drain, then the sinks.
+	stopGen()
+	for !g.stopped.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	stopRouter()
+	wg.Wait()
+	g.drain()
+	t.agg.Close() // and its members
+	t.mems[memberUplink].Close()
+	for _, h := range t.hosts {
+		h.Close()
+	}
+
+	var r Result
+	for _, h := range t.hosts {
+		s := h.Stats()
+		r.Generated += s.TxPackets
+		r.GenDropped += s.TxDropped
+		r.Sunk += s.RxPackets
+	}
+	// The aggregate's counters are its members' plus its own drops (no usable member).
+	for _, s := range []xmit.Stats{t.agg.Stats(), t.mems[memberUplink].Stats()} {
+		r.RouterRx += s.RxPackets
+		r.RouterTx += s.TxPackets
+		r.TxDropped += s.TxDropped
+	}
+	for m := 0; m < numMembers; m++ {
+		r.MemberTx[m] = t.mems[m].Stats().TxPackets
+		r.MemberTxDropped[m] = t.mems[m].Stats().TxDropped
+	}
+	r.Drops = t.router.Counters()
+	r.Forwarded = r.Drops.Forwarded
+	r.Leaked = t.pool.InUse()
+	report(out, r)
+	if pcap != nil {
+		err = pcap.Close()
+		printf(out, "  %s\n", pcap.Summary())
+	}
+	return r, err
+}
+
+func report(out io.Writer, r Result) {
+	g := monitor.Group
+	printf(out, "final counters\n")
+	printf(out, "  generated   %14s  (could not queue: %s)\n", g(float64(r.Generated)), g(float64(r.GenDropped)))
+	printf(out, "  router rx   %14s\n", g(float64(r.RouterRx)))
+	printf(out, "  forwarded   %14s  (egress queued %s, egress dropped %s)\n", g(float64(r.Forwarded)), g(float64(r.RouterTx)), g(float64(r.TxDropped)))
+	var drops uint64
+	for i, d := range r.Drops.Drops {
+		if d > 0 {
+			printf(out, "  dropped %-12s %10s\n", fwd.Reason(i).String()+":", g(float64(d)))
+		}
+		drops += d
+	}
+	printf(out, "  dropped     %14s\n", g(float64(drops)))
+	printf(out, "  lag0 members: m0 sent %s (dropped %s), m1 sent %s (dropped %s)\n", g(float64(r.MemberTx[0])), g(float64(r.MemberTxDropped[0])), g(float64(r.MemberTx[1])), g(float64(r.MemberTxDropped[1])))
+	printf(out, "  received by the far ends %s, pool buffers still out %d\n", g(float64(r.Sunk)), r.Leaked)
+	if r.Balanced() {
+		printf(out, "accounting: ok (rx = forwarded + dropped; forwarded = egress queued + egress dropped; nothing leaked)\n")
+	} else {
+		printf(out, "accounting: MISMATCH\n")
+	}
+}
