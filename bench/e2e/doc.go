@@ -1,0 +1,35 @@
+// Package e2e holds wirespeed's end-to-end forwarding experiments: the same generator, the same
+// three-namespace veth topology, the same run, and three forwarders in turn, interleaved:
+//
+//		gen namespace              router namespace                         sink namespace
+//		 g0  <---- veth ---->  in [ kernel ip_forward | vlanrouter ] out  <---- veth ---->  s0
+//		 (bench/internal/gen)     (uplink, untagged)          (trunk: tagged for vlanrouter)  (XDP_DROP, counted)
+//
+//	  - kernel: net.ipv4.ip_forward=1 inside the router namespace only, 10.0.0.0/16 via the sink
+//	    (a permanent neighbour entry, no ARP);
+//	  - afpacket, afxdp: examples/vlanrouter built with `go build` and run as a subprocess inside the
+//	    router namespace (`ip netns exec`, pinned to CPU 0 with taskset), -uplink in -trunk out
+//	    -workers 1: it routes the frames (20 /24s, one per VLAN) out of the trunk, pushing the VLAN tag
+//	    the kernel case does not push.
+//
+// The generator sends UDP frames to addresses spread over 10.0.1.0/24 .. 10.0.20.0/24 from CPU 1,
+// with the XDP live-frames engine (BPF_PROG_RUN, frames redirected into the router's veth; the
+// receiving end gets an XDP_PASS program for NAPI unless AF_XDP attaches its own) or with sendmmsg.
+// The sink's end has an XDP_DROP program; its veth receive counter (ip -s link) is the result: frames
+// that made it through the router, per second, over a measured window after a warm-up.
+//
+// With the XDP sender the router namespace's receive NAPI runs either in softirq context on the
+// sender's CPU (napi=softirq) or in its own kernel thread the scheduler can put on the other CPU
+// (napi=threaded, /sys/class/net/IF/threaded): the kernel's forwarding runs inside that NAPI, so
+// both are measured and each forwarder is compared with the kernel in the same mode.
+//
+// The experiments are root-only and slow, so they run only when asked:
+//
+//	cd bench && WIRESPEED_E2E=1 go test ./e2e -run E2E -v -timeout 30m
+//
+// Environment: WIRESPEED_E2E=1 runs them (otherwise the test skips); WIRESPEED_E2E_RUNS (default 3)
+// rounds, each running every case once in turn; WIRESPEED_E2E_SECONDS (default 2) measured seconds
+// per run; WIRESPEED_E2E_CASES, comma-separated substrings of "/sender/napi/forwarder/" keys to run
+// a subset (e.g. "/xdp/softirq/"); WIRESPEED_E2E_OUT, a file to write the Markdown table to (bench/E2E.md is made this way).
+// Without root they skip (or fail under WIRESPEED_REQUIRE_PRIV=1, see internal/nettest).
+package e2e

@@ -1,0 +1,398 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/wirespeed/wirespeed/bench/internal/gen"
+	"github.com/wirespeed/wirespeed/internal/nettest"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// topo is the three-namespace topology.
+type topo struct {
+	gen, rtr, sink *nettest.NS
+	g0, rin        string // gen → router
+	rout, s0       string // router → sink
+	rinMAC         [6]byte
+	pass           link.Link // XDP_PASS on rin, when attached
+}
+
+func xdpProg(action int32) (*ebpf.Program, error) {
+	return ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, action), asm.Return()}})
+}
+
+func attach(ns *nettest.NS, ifname string, action int32) (link.Link, error) {
+	var l link.Link
+	err := ns.Do(func() error {
+		ifi, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		p, err := xdpProg(action)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		l, err = link.AttachXDP(link.XDPOptions{Program: p, Interface: ifi.Index, Flags: link.XDPDriverMode})
+		return err
+	})
+	return l, err
+}
+
+func newTopo(t *testing.T) *topo {
+	tp := &topo{gen: nettest.NewNS(t, "gen"), rtr: nettest.NewNS(t, "rtr"), sink: nettest.NewNS(t, "sink")}
+	for _, ns := range []*nettest.NS{tp.gen, tp.rtr, tp.sink} {
+		ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	}
+	tp.g0, tp.rin = nettest.Veth(t, tp.gen, tp.rtr, "g", "in")
+	tp.rout, tp.s0 = nettest.Veth(t, tp.rtr, tp.sink, "out", "s")
+	r := tp.rtr
+	r.Exec(t, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+		"net.ipv4.conf."+tp.rin+".rp_filter=0", "net.ipv4.ip_forward=0")
+	r.Exec(t, "ip", "addr", "add", "192.0.2.1/24", "dev", tp.rin)
+	r.Exec(t, "ip", "addr", "add", "10.255.0.1/24", "dev", tp.rout)
+	// The kernel's next hop MAC is not the sink's own, so the sink's stack drops the kernel's frames
+	// as early (PACKET_OTHERHOST) as vlanrouter's (tagged, to 02:68:6f:..., also not the sink's).
+	r.Exec(t, "ip", "neigh", "replace", "10.255.0.2", "lladdr", "02:00:00:00:00:98", "nud", "permanent", "dev", tp.rout)
+	r.Exec(t, "ip", "route", "add", "10.0.0.0/16", "via", "10.255.0.2", "dev", tp.rout)
+	mac := strings.TrimSpace(r.Exec(t, "cat", "/sys/class/net/"+tp.rin+"/address"))
+	hw, err := net.ParseMAC(mac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(tp.rinMAC[:], hw)
+	t.Cleanup(func() {
+		if tp.pass != nil {
+			tp.pass.Close()
+		}
+	})
+	return tp
+}
+
+// rxPackets reads an interface's receive counter with ip -s -j link.
+func rxPackets(ns *nettest.NS, ifname string) (uint64, error) {
+	out, err := exec.Command("ip", "-n", ns.Name, "-s", "-j", "link", "show", "dev", ifname).Output()
+	if err != nil {
+		return 0, err
+	}
+	var v []struct {
+		Stats64 struct {
+			RX struct {
+				Packets uint64 `json:"packets"`
+			} `json:"rx"`
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || len(v) != 1 {
+		return 0, fmt.Errorf("ip -s -j link: %v: %s", err, out)
+	}
+	return v[0].Stats64.RX.Packets, nil
+}
+
+// setThreaded sets (or clears) threaded NAPI on the router's receiving veth; it exists only while
+// the veth has NAPI (an XDP program attached). Threaded, the NAPI kernel thread is pinned to CPU 0,
+// the router's CPU. It returns the value read back ("" if none) and "pinned" if the pin worked.
+func (tp *topo) setThreaded(on bool) string {
+	v := "0"
+	if on {
+		v = "1"
+	}
+	f := "/sys/class/net/" + tp.rin + "/threaded"
+	exec.Command("ip", "netns", "exec", tp.rtr.Name, "sh", "-c", "echo "+v+" > "+f).Run()
+	out, _ := exec.Command("ip", "netns", "exec", tp.rtr.Name, "cat", f).Output()
+	got := strings.TrimSpace(string(out))
+	if got == "1" {
+		// The thread is "napi/<ifname>-<id>" (comm truncated to 15 bytes); ifnames are unique here.
+		want := "napi/" + tp.rin
+		want = want[:min(len(want), 15)]
+		comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+		for _, c := range comms {
+			b, err := os.ReadFile(c)
+			if err == nil && strings.HasPrefix(string(b), want) {
+				pid := filepath.Base(filepath.Dir(c))
+				if exec.Command("taskset", "-p", "-c", "0", pid).Run() == nil {
+					got += " pinned"
+				}
+			}
+		}
+	}
+	return got
+}
+
+// router is one forwarder under test, started and stopped around each run.
+type router interface {
+	start() error
+	stop() string // returns a log line (the forwarder's final counters)
+}
+
+type kernelRouter struct{ ns *nettest.NS }
+
+func (k kernelRouter) start() error {
+	return exec.Command("ip", "netns", "exec", k.ns.Name, "sysctl", "-qw", "net.ipv4.ip_forward=1").Run()
+}
+
+func (k kernelRouter) stop() string {
+	exec.Command("ip", "netns", "exec", k.ns.Name, "sysctl", "-qw", "net.ipv4.ip_forward=0").Run()
+	out, _ := exec.Command("ip", "netns", "exec", k.ns.Name, "nstat", "-az", "IpForwDatagrams", "IpOutNoRoutes", "IpExtInNoRoutes").Output()
+	return strings.Join(strings.Fields(string(out)), " ")
+}
+
+// vlanRouter runs examples/vlanrouter as a subprocess in the router namespace, pinned to CPU 0.
+type vlanRouter struct {
+	bin, ns, backend, trunk, uplink string
+	cmd                             *exec.Cmd
+	out                             bytes.Buffer
+	mu                              sync.Mutex
+	done                            chan error
+}
+
+func (v *vlanRouter) start() error {
+	v.out.Reset()
+	v.cmd = exec.Command("ip", "netns", "exec", v.ns, "taskset", "-c", "0", v.bin, "-backend", v.backend,
+		"-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	v.cmd.Stdout, v.cmd.Stderr = pw, pw
+	if err := v.cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return err
+	}
+	pw.Close()
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		once := sync.Once{}
+		for sc.Scan() {
+			v.mu.Lock()
+			v.out.WriteString(sc.Text() + "\n")
+			v.mu.Unlock()
+			if strings.Contains(sc.Text(), "worker(s)") {
+				once.Do(func() { close(ready) })
+			}
+		}
+		pr.Close()
+	}()
+	v.done = make(chan error, 1)
+	go func() { v.done <- v.cmd.Wait() }()
+	select {
+	case <-ready:
+		return nil
+	case err := <-v.done:
+		return fmt.Errorf("vlanrouter exited: %v\n%s", err, v.log())
+	case <-time.After(15 * time.Second):
+		v.cmd.Process.Kill()
+		<-v.done
+		return fmt.Errorf("vlanrouter not ready after 15 s\n%s", v.log())
+	}
+}
+
+func (v *vlanRouter) log() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.out.String()
+}
+
+func (v *vlanRouter) stop() string {
+	v.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-v.done:
+	case <-time.After(10 * time.Second):
+		v.cmd.Process.Kill()
+		<-v.done
+	}
+	time.Sleep(100 * time.Millisecond) // let the reader drain the pipe
+	lines := strings.Split(strings.TrimSpace(v.log()), "\n")
+	var keep []string
+	for _, l := range lines {
+		if strings.Contains(l, "total") || strings.Contains(l, "drop") || strings.Contains(l, "accounting") || strings.Contains(l, "forwarded") {
+			keep = append(keep, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(keep, " | ")
+}
+
+type caseKey struct {
+	sender gen.Engine
+	napi   string // softirq, threaded, or "-" (no NAPI on the router's receiving veth)
+	fwd    string // kernel, afpacket, afxdp
+}
+
+type sample struct {
+	mpps, offered float64
+	threaded      string
+}
+
+func TestE2E(t *testing.T) {
+	if os.Getenv("WIRESPEED_E2E") != "1" {
+		t.Skip("end-to-end experiments run only with WIRESPEED_E2E=1 (root, ~1 min per round)")
+	}
+	nettest.RequirePriv(t)
+	runs := envInt("WIRESPEED_E2E_RUNS", 3)
+	window := time.Duration(envInt("WIRESPEED_E2E_SECONDS", 2)) * time.Second
+	warm := 700 * time.Millisecond
+
+	bin := filepath.Join(t.TempDir(), "vlanrouter")
+	if out, err := exec.Command("go", "build", "-C", "../..", "-o", bin, "./examples/vlanrouter").CombinedOutput(); err != nil {
+		t.Fatalf("go build vlanrouter: %v\n%s", err, out)
+	}
+	if out, _ := exec.Command(bin, "-h").CombinedOutput(); !bytes.Contains(out, []byte("-backend")) {
+		t.Fatalf("vlanrouter has no -backend flag:\n%s", out)
+	}
+
+	tp := newTopo(t)
+	var dst []netip.Prefix
+	for i := 1; i <= 20; i++ {
+		dst = append(dst, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24))
+	}
+	routers := map[string]router{
+		"kernel":   kernelRouter{tp.rtr},
+		"afpacket": &vlanRouter{bin: bin, ns: tp.rtr.Name, backend: "afpacket", trunk: tp.rout, uplink: tp.rin},
+		"afxdp":    &vlanRouter{bin: bin, ns: tp.rtr.Name, backend: "afxdp", trunk: tp.rout, uplink: tp.rin},
+	}
+	var cases []caseKey
+	for _, s := range []gen.Engine{gen.EngineXDP, gen.EngineAFPacket} {
+		napis := []string{"softirq", "threaded"}
+		if s == gen.EngineAFPacket {
+			napis = []string{"-"}
+		}
+		for _, n := range napis {
+			for _, f := range []string{"kernel", "afpacket", "afxdp"} {
+				cases = append(cases, caseKey{s, n, f})
+			}
+		}
+	}
+	if f := os.Getenv("WIRESPEED_E2E_CASES"); f != "" { // e.g. "/xdp/threaded/,/afxdp/": a subset
+		cases = slices.DeleteFunc(cases, func(c caseKey) bool {
+			key := fmt.Sprintf("/%s/%s/%s/", c.sender, c.napi, c.fwd)
+			for _, sub := range strings.Split(f, ",") {
+				if strings.Contains(key, sub) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+
+	res := map[caseKey][]sample{}
+	runOne := func(c caseKey) (sample, error) {
+		// The router's receiving veth needs NAPI for the XDP sender's frames: an XDP_PASS program
+		// unless AF_XDP attaches its own; with the sendmmsg sender it gets none (plain netif_rx).
+		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp"
+		if wantPass && tp.pass == nil {
+			l, err := attach(tp.rtr, tp.rin, 2)
+			if err != nil {
+				return sample{}, err
+			}
+			tp.pass = l
+		} else if !wantPass && tp.pass != nil {
+			tp.pass.Close()
+			tp.pass = nil
+		}
+		r := routers[c.fwd]
+		if err := r.start(); err != nil {
+			return sample{}, err
+		}
+		threaded := tp.setThreaded(c.napi == "threaded")
+		g, err := gen.Open(&gen.Config{Netns: tp.gen.Name, Interface: tp.g0, Engine: c.sender, Flows: 1000,
+			Dst: dst, DstMAC: tp.rinMAC, CPU: 1, Repeat: 1 << 20})
+		if err != nil {
+			t.Log(r.stop())
+			return sample{}, err
+		}
+		g.Start()
+		time.Sleep(warm)
+		s0, _ := rxPackets(tp.sink, tp.s0)
+		t0 := time.Now()
+		time.Sleep(window)
+		s1, err := rxPackets(tp.sink, tp.s0)
+		el := time.Since(t0)
+		gr := g.Stop()
+		log := r.stop()
+		if err != nil {
+			return sample{}, err
+		}
+		// Offered: the generator's own average (the XDP engine counts a whole BPF_PROG_RUN call at once).
+		smp := sample{mpps: float64(s1-s0) / el.Seconds() / 1e6, offered: gr.PPS() / 1e6, threaded: threaded}
+		t.Logf("%s/%s/%s: %.3f Mpps at the sink, %.3f offered (threaded=%q); gen %v; %s", c.sender, c.napi, c.fwd,
+			smp.mpps, smp.offered, threaded, gr, log)
+		if s1 == s0 {
+			return smp, fmt.Errorf("nothing reached the sink (gen: %v, last error %v)", gr, g.LastError())
+		}
+		return smp, nil
+	}
+	load0, _ := os.ReadFile("/proc/loadavg")
+	start := time.Now()
+	for round := range runs {
+		for _, c := range cases {
+			s, err := runOne(c)
+			if err != nil {
+				t.Errorf("round %d %s/%s/%s: %v", round, c.sender, c.napi, c.fwd, err)
+				continue
+			}
+			res[c] = append(res[c], s)
+		}
+	}
+	load1, _ := os.ReadFile("/proc/loadavg")
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "| sender | router RX NAPI | forwarder | Mpps at sink, median | min - max | x kernel | offered Mpps |\n")
+	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|\n")
+	for _, c := range cases {
+		var v, off []float64
+		for _, s := range res[c] {
+			v = append(v, s.mpps)
+			off = append(off, s.offered)
+		}
+		if len(v) == 0 {
+			fmt.Fprintf(&md, "| %s | %s | %s | failed | | | |\n", c.sender, c.napi, c.fwd)
+			continue
+		}
+		ratio := ""
+		if k := res[caseKey{c.sender, c.napi, "kernel"}]; len(k) > 0 && c.fwd != "kernel" {
+			var kv []float64
+			for _, s := range k {
+				kv = append(kv, s.mpps)
+			}
+			ratio = fmt.Sprintf("%.2f", median(v)/median(kv))
+		}
+		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP"}[c.fwd]
+		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]
+		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %.2f |\n", sender, c.napi, fwd, median(v),
+			slices.Min(v), slices.Max(v), ratio, median(off))
+	}
+	fmt.Fprintf(&md, "\n%d rounds, each case once per round in the order listed, %v measured per run after %v warm-up; %v in all. Load average before: %s, after: %s.\n",
+		runs, window, warm, time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
+	t.Logf("\n%s", md.String())
+	if out := os.Getenv("WIRESPEED_E2E_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(md.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
