@@ -12,8 +12,9 @@ import (
 
 func runFor(t *testing.T, cfg Config, d time.Duration) (Result, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	cfg.ready = func() { time.AfterFunc(d, cancel) } // setup time not counted
 	var out bytes.Buffer
 	r, err := run(ctx, cfg, &out)
 	if err != nil {
@@ -68,8 +69,9 @@ func TestFailover(t *testing.T) {
 	cfg.Interval = time.Hour
 	cfg.FailAt = 100 * time.Millisecond
 	cfg.Miimon = 5 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	cfg.ready = func() { time.AfterFunc(500*time.Millisecond, cancel) }
 	var out bytes.Buffer
 	r, err := run(ctx, cfg, &out)
 	if err != nil {

@@ -101,6 +101,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		return s
 	}
+	if cfg.ready != nil {
+		cfg.ready()
+	}
 	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return aggStats().RxPackets }, Tx: func() uint64 { return aggStats().TxPackets }}}
 	for p, name := range ifnames {
 		p := p

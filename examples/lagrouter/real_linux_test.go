@@ -63,19 +63,26 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 	var tally app.Tally
 	var runErr error
 	started := make(chan struct{})
+	cfg.ready = func() { close(started) }
 	var wg sync.WaitGroup
 	wg.Add(1)
+	finished := make(chan struct{})
 	go func() {
 		defer wg.Done()
+		defer close(finished)
 		runErr = rtr.Do(func() error {
-			close(started)
 			var err error
 			tally, err = runReal(ctx, cfg, &out)
 			return err
 		})
 	}()
-	<-started
-	time.Sleep(200 * time.Millisecond) // sockets bound
+	select {
+	case <-started: // sockets bound, workers polling
+	case <-finished:
+		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("router did not start")
+	}
 
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 512})
 	const perSide = 200

@@ -45,6 +45,8 @@ type Config struct {
 	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
+
+	ready func() // called once the ports are open and the workers (and generator) started (tests)
 }
 
 func defaultConfig() Config {
@@ -306,6 +308,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	wg.Add(2)
 	go func() { defer wg.Done(); g.run(genCtx) }()
 	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
+	if cfg.ready != nil {
+		cfg.ready()
+	}
 
 	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return t.agg.Stats().RxPackets }, Tx: func() uint64 { return t.agg.Stats().TxPackets }}}
 	for i, m := range t.mems {

@@ -14,8 +14,9 @@ func TestRunAccounts(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Interval = 100 * time.Millisecond
 	cfg.Bad = 0.05
-	ctx, cancel := context.WithTimeout(context.Background(), 350*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	cfg.ready = func() { time.AfterFunc(350*time.Millisecond, cancel) } // setup time not counted
 	var out bytes.Buffer
 	r, err := run(ctx, cfg, &out)
 	if err != nil {

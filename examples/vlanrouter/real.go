@@ -74,6 +74,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}(wp)
 	}
 
+	if cfg.ready != nil {
+		cfg.ready()
+	}
 	rows := []monitor.Row{}
 	for p, name := range []string{cfg.Trunk, cfg.Uplink} {
 		p := p
