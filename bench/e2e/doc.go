@@ -23,6 +23,11 @@
 // (napi=threaded, /sys/class/net/IF/threaded): the kernel's forwarding runs inside that NAPI, so
 // both are measured and each forwarder is compared with the kernel in the same mode.
 //
+// TestE2EVLAN is the 2010 VLAN egress table end to end: vlanrouter (AF_XDP and AF_PACKET) with
+// frames coming in untagged or tagged and leaving untagged or tagged, between one "hosts"
+// namespace holding the peers of both router interfaces (the kernel here has no 8021q module, so
+// there is no kernel row).
+//
 // The experiments are root-only and slow, so they run only when asked:
 //
 //	cd bench && WIRESPEED_E2E=1 go test ./e2e -run E2E -v -timeout 30m
