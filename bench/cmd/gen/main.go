@@ -56,6 +56,7 @@ func main() {
 	flag.IntVar(&c.Batch, "batch", 64, "afpacket: frames per sendmmsg")
 	flag.Uint64Var(&repeat, "repeat", 1<<22, "xdp: frames per BPF_PROG_RUN call")
 	flag.IntVar(&c.CPU, "cpu", -1, "CPU to pin the sending thread to (-1: none)")
+	flag.IntVar(&c.Nice, "nice", 0, "niceness of the sending thread (-20..19, 0: unchanged)")
 	flag.DurationVar(&interval, "interval", time.Second, "progress interval (0: none)")
 	flag.Parse()
 

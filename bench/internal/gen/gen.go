@@ -61,6 +61,7 @@ type Config struct {
 	Batch    int           // AF_PACKET frames per sendmmsg (default 64, at most 1024)
 	Repeat   uint32        // XDP frames per BPF_PROG_RUN call (default 1<<22)
 	CPU      int           // CPU to pin the sending thread to, -1 none (the zero value pins to CPU 0)
+	Nice     int           // niceness of the sending thread (-20..19; 0 leaves it), e.g. -20 on a shared machine
 }
 
 func (c *Config) defaults() (Config, error) {
@@ -126,6 +127,9 @@ func (c *Config) defaults() (Config, error) {
 	}
 	if r.VLAN > 4094 || r.InnerVLAN > 4094 || r.VLANs < 1 || int(r.VLAN)+r.VLANs-1 > 4094 || (r.InnerVLAN != 0 && r.VLAN == 0) {
 		return bad("vlan %d+%d inner %d", r.VLAN, r.VLANs, r.InnerVLAN)
+	}
+	if r.Nice < -20 || r.Nice > 19 {
+		return bad("nice %d", r.Nice)
 	}
 	if r.Rate < 0 || r.Duration < 0 || r.Batch < 1 || r.Batch > 1024 {
 		return bad("rate %v duration %v batch %d", r.Rate, r.Duration, r.Batch)

@@ -222,6 +222,7 @@ func TestConfigErrors(t *testing.T) {
 		{Dst: []netip.Prefix{netip.MustParsePrefix("2001:db8::/64")}},
 		{Rate: -1},
 		{Batch: 2000},
+		{Nice: -21},
 	}
 	for _, c := range bad {
 		if _, err := Frames(&c); !errors.Is(err, ErrBadConfig) {
