@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/race"
 )
 
 // checkAgainst compares every lookup path of t with ref on the probes.
@@ -54,7 +56,11 @@ func TestSyntheticTableMatchesReference(t *testing.T) {
 
 func TestRandomTablesMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for it := range 28 {
+	rounds := 28
+	if race.Enabled { // sequential equivalence: the detector adds time, not coverage
+		rounds = 7
+	}
+	for it := range rounds {
 		n := []int{0, 1, 2, 10, 100, 1000, 5000}[it%7]
 		routes := randomTable(rng, n, uint32(1+rng.IntN(20)), it%2 == 0)
 		ref := refFrom(routes)
@@ -93,7 +99,11 @@ func TestChurnMatchesReference(t *testing.T) {
 	base := probes(rng, routes, 5000)
 	live := slices.Clone(routes)
 	s := newSampler(realLenWeights)
-	for round := range 60 {
+	rounds := 60
+	if race.Enabled {
+		rounds = 15
+	}
+	for round := range rounds {
 		var changes []Change
 		var touched []uint32
 		for range 1 + rng.IntN(300) {
