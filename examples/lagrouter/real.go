@@ -107,15 +107,12 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return aggStats().RxPackets }, Tx: func() uint64 { return aggStats().TxPackets }}}
 	for p, name := range ifnames {
 		p := p
-		if p < numMembers {
-			name = " " + name
-		}
-		rows = append(rows, monitor.Row{Name: name,
+		rows = append(rows, monitor.Row{Name: name, Detail: p < numMembers,
 			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
 	}
 	for id, name := range names {
 		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: " " + name,
+		rows = append(rows, monitor.Row{Name: name, Detail: true,
 			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
 			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
 	}

@@ -315,15 +315,11 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return t.agg.Stats().RxPackets }, Tx: func() uint64 { return t.agg.Stats().TxPackets }}}
 	for i, m := range t.mems {
 		m := m
-		name := m.Name()
-		if i < numMembers {
-			name = " " + name
-		}
-		rows = append(rows, monitor.Row{Name: name, Rx: func() uint64 { return m.Stats().RxPackets }, Tx: func() uint64 { return m.Stats().TxPackets }})
+		rows = append(rows, monitor.Row{Name: m.Name(), Detail: i < numMembers, Rx: func() uint64 { return m.Stats().RxPackets }, Tx: func() uint64 { return m.Stats().TxPackets }})
 	}
 	for id, name := range t.names {
 		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: " " + name,
+		rows = append(rows, monitor.Row{Name: name, Detail: true,
 			Rx: func() uint64 { return t.router.IfaceStats(id).RxPackets },
 			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
 	}

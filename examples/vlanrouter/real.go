@@ -85,7 +85,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	}
 	for id, name := range names {
 		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: " " + name,
+		rows = append(rows, monitor.Row{Name: name, Detail: true,
 			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
 			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
 	}

@@ -257,7 +257,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	for id, name := range t.names {
 		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: " " + name,
+		rows = append(rows, monitor.Row{Name: name, Detail: true,
 			Rx: func() uint64 { return t.router.IfaceStats(id).RxPackets },
 			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
 	}

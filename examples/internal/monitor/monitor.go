@@ -9,10 +9,12 @@ import (
 )
 
 // Row is one interface: a name and functions returning its cumulative received and transmitted
-// packet counts.
+// packet counts. A Detail row (a logical interface on a port, a member of an aggregate) is shown
+// indented and left out of the total, which would otherwise count its packets twice.
 type Row struct {
 	Name   string
 	Rx, Tx func() uint64
+	Detail bool
 }
 
 // Monitor remembers the last counts of its rows and prints rates since then.
@@ -42,7 +44,7 @@ func (m *Monitor) Print(w io.Writer) {
 	m.at = now
 	width := 10
 	for _, r := range m.rows {
-		width = max(width, len(r.Name))
+		width = max(width, len(r.Name)+1)
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s  (%.2f s)\n", m.title, sec)
@@ -52,9 +54,14 @@ func (m *Monitor) Print(w io.Writer) {
 		rx, tx := r.Rx(), r.Tx()
 		drx, dtx := float64(rx-m.last[i][0])/sec, float64(tx-m.last[i][1])/sec
 		m.last[i] = [2]uint64{rx, tx}
-		trx += drx
-		ttx += dtx
-		fmt.Fprintf(&sb, "  %-*s %14s %14s %14s\n", width, r.Name, Group(drx), Group(dtx), Group(drx+dtx))
+		name := r.Name
+		if r.Detail {
+			name = " " + name
+		} else {
+			trx += drx
+			ttx += dtx
+		}
+		fmt.Fprintf(&sb, "  %-*s %14s %14s %14s\n", width, name, Group(drx), Group(dtx), Group(drx+dtx))
 	}
 	fmt.Fprintf(&sb, "  %s\n", strings.Repeat("-", width+45))
 	fmt.Fprintf(&sb, "  %-*s %14s %14s %14s\n\n", width, "total", Group(trx), Group(ttx), Group(trx+ttx))
