@@ -1,6 +1,8 @@
 // Package fwd is the IPv4 forwarding step the wirespeed examples assemble: VLAN demux, IPv4
 // validation, a batched route lookup, TTL and checksum update, MAC rewrite, egress tagging and one
 // Send per egress port per batch. Every frame that does not leave is counted under one reason.
+// A Tap (Worker.SetTap) sees a sample of the verdicts, for a capture file; off, it costs one branch
+// per frame.
 package fwd
 
 import (
