@@ -27,6 +27,11 @@ type Config struct {
 	Batch    int
 	Rate     int     // generator rate limit, frames/s (0: as fast as the router takes them)
 	Bad      float64 // share of generated frames the router must drop
+
+	// minDelivered (tests): keep running past ctx until the switch has delivered at least this many
+	// frames out of the WAN port and out of lan4, so that a short test on a loaded machine still sees
+	// every kind of frame (bounded by 60 s).
+	minDelivered uint64
 }
 
 func defaultConfig() Config {

@@ -118,11 +118,22 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	mon := monitor.New("dsarouter: packets per second (eth0, its switch ports, the L3 interfaces)", rows)
 	tick := time.NewTicker(cfg.Interval)
+	enough := func() bool {
+		return g.delivered[swWAN].Load() >= cfg.minDelivered && g.delivered[swLAN1+3].Load() >= cfg.minDelivered
+	}
+	hardStop := time.After(60 * time.Second)
 loop:
 	for {
 		select {
 		case <-ctx.Done():
-			break loop
+			if enough() {
+				break loop
+			}
+			select {
+			case <-hardStop:
+				break loop
+			case <-time.After(5 * time.Millisecond):
+			}
 		case <-tick.C:
 			mon.Print(out)
 		}
