@@ -14,15 +14,13 @@ import (
 
 type iovec struct{ base, len uintptr }
 
+// mmsghdr is struct mmsghdr: a struct msghdr, then msg_len; Go pads it to the alignment of msghdr as
+// C does (64 bytes on 64-bit). An earlier flat copy of msghdr's fields packed msg_flags and msg_len
+// into one word (56 bytes), after which the kernel read every message but the first at the wrong
+// offset and sendmmsg sent one frame per call.
 type mmsghdr struct {
-	name       uintptr
-	namelen    uint32
-	iov        uintptr
-	iovlen     uintptr
-	control    uintptr
-	controllen uintptr
-	flags      int32
-	len        uint32
+	hdr unix.Msghdr
+	len uint32
 }
 
 // Sender transmits until Stop. Start, Stop and Sent may be called from any goroutine.
@@ -75,8 +73,8 @@ func Open(ifname string, cfg *Config) (*Sender, error) {
 	for i := range s.msgs {
 		f := s.frames[i%len(s.frames)]
 		s.iovs[i] = iovec{uintptr(unsafe.Pointer(&f[0])), uintptr(len(f))}
-		s.msgs[i].iov = uintptr(unsafe.Pointer(&s.iovs[i]))
-		s.msgs[i].iovlen = 1
+		s.msgs[i].hdr.Iov = (*unix.Iovec)(unsafe.Pointer(&s.iovs[i]))
+		s.msgs[i].hdr.SetIovlen(1)
 	}
 	return s, nil
 }
