@@ -175,7 +175,9 @@ func open(ifname string, c Config) (_ *Port, err error) {
 		return nil, sysErr("bind", err)
 	}
 	if f := c.Fanout; f != nil {
-		v := int(f.Group) | int(f.Mode)<<16
+		// The C int: group id in the low 16 bits, mode and flags in the high 16 (the defrag flag is
+		// the sign bit, so build it as a uint32 to stay portable to 32-bit int).
+		v := uint32(f.Group) | uint32(f.Mode)<<16
 		if f.Rollover {
 			v |= unix.PACKET_FANOUT_FLAG_ROLLOVER << 16
 		}
@@ -185,7 +187,7 @@ func open(ifname string, c Config) (_ *Port, err error) {
 		if !c.ReceiveOutgoing {
 			v |= unix.PACKET_FANOUT_FLAG_IGNORE_OUTGOING << 16
 		}
-		if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_FANOUT, v); err != nil {
+		if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_FANOUT, int(int32(v))); err != nil {
 			return nil, sysErr("setsockopt(PACKET_FANOUT)", err)
 		}
 	}
