@@ -16,12 +16,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // RequirePriv skips t (or fails it under WIRESPEED_REQUIRE_PRIV=1) unless the process is root and
@@ -98,33 +95,6 @@ func NewNS(t testing.TB, tag string) *NS {
 func (n *NS) Exec(t testing.TB, args ...string) string {
 	t.Helper()
 	return Run(t, append([]string{"ip", "netns", "exec", n.Name}, args...)...)
-}
-
-// Do runs fn on an OS thread switched into the namespace, so that sockets fn opens belong to it (a
-// socket keeps its namespace after the thread leaves). The thread is switched back afterwards.
-func (n *NS) Do(fn func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	self, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		return err
-	}
-	defer self.Close()
-	target, err := os.Open("/var/run/netns/" + n.Name)
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("setns %s: %w", n.Name, err)
-	}
-	ferr := fn()
-	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
-		// The thread is stuck in the wrong namespace: do not let the runtime reuse it.
-		runtime.LockOSThread()
-		return fmt.Errorf("setns back: %w", err)
-	}
-	return ferr
 }
 
 // Veth creates a veth pair with one end (nameA) in a and the other (nameB) in b, both up, and
