@@ -12,6 +12,7 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/lag"
@@ -66,14 +67,14 @@ const (
 // Interface IDs: 0 is the uplink, 1..VLANs the VLAN sub-interfaces (VID 100+i, subnet 10.0.i.0/24).
 const ifUplink = 0
 
-func vidOf(i int) uint16 { return uint16(100 + i) }
+func vidOf(i int) uint16 { return trunkgen.VID(i) }
 
 // routerMAC is the router's address on interface id; hostMAC the address of host h on VLAN i;
 // gatewayMAC the upstream router's.
-func routerMAC(id int) frame.MAC { return frame.MAC{0x02, 0x77, 0x73, 0x00, byte(id >> 8), byte(id)} }
-func hostMAC(i, h int) frame.MAC { return frame.MAC{0x02, 0x68, 0x6f, byte(i), 0x00, byte(h)} }
+func routerMAC(id int) frame.MAC { return trunkgen.RouterMAC(id) }
+func hostMAC(i, h int) frame.MAC { return trunkgen.HostMAC(i, h) }
 
-var gatewayMAC = frame.MAC{0x02, 0x67, 0x77, 0x00, 0x00, 0x01}
+var gatewayMAC = trunkgen.GatewayMAC
 
 // topology is the router and its ports, built for a config.
 type topology struct {
@@ -306,7 +307,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	g := newGenerator(t, cfg)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); g.run(genCtx) }()
+	go func() { defer wg.Done(); g.Run(genCtx) }()
 	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
 	if cfg.ready != nil {
 		cfg.ready()
@@ -339,12 +340,12 @@ loop:
 
 	// Stop the generator, let the router drain, then the sinks.
 	stopGen()
-	for !g.stopped.Load() {
+	for !g.Stopped() {
 		time.Sleep(time.Millisecond)
 	}
 	stopRouter()
 	wg.Wait()
-	g.drain()
+	g.Drain()
 	t.agg.Close() // and its members
 	t.mems[memberUplink].Close()
 	for _, h := range t.hosts {
