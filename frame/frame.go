@@ -1,6 +1,9 @@
 package frame
 
-import "errors"
+import (
+	"errors"
+	"unsafe"
+)
 
 // Sentinel errors. Compare with == or errors.Is.
 var (
@@ -43,16 +46,26 @@ type Frame struct {
 	Len  uint16 // frame length in bytes, without FCS
 	Head uint16 // headroom: bytes in front of Off that belong to this frame
 	Tail uint16 // tailroom: bytes after Off+Len that belong to this frame
+	_    uint16
 
+	// Metadata: the second 16 bytes, so that an I/O layer clears it with one store (ClearMeta).
 	Flags Flags
 	TPID  uint16 // out-of-band VLAN TPID (valid with FlagVLAN)
 	TCI   uint16 // out-of-band VLAN TCI (valid with FlagVLAN)
 	Port  uint16 // ingress: the port (or, after demux, the logical interface) the frame came from
 	Out   uint16 // egress: the interface a stage chose
-	Meta  uint32 // stage scratch: next-hop index, flow hash, timestamp low bits
 	L3    uint16 // offset of the network header from Off, set by the stage that parsed L2 (0: not parsed)
-	_     uint16
+	Meta  uint32 // stage scratch: next-hop index, flow hash, timestamp low bits
 }
+
+// ClearMeta zeroes the metadata (Flags through Meta), leaving where the bytes are.
+func (f *Frame) ClearMeta() {
+	*(*[2]uint64)(unsafe.Pointer(&f.Flags)) = [2]uint64{}
+}
+
+// The metadata block must be exactly the second half of the 32-byte descriptor for ClearMeta.
+var _ [16]struct{} = [unsafe.Offsetof(Frame{}.Flags)]struct{}{}
+var _ [32]struct{} = [unsafe.Sizeof(Frame{})]struct{}{}
 
 // Data returns the frame's bytes within arena. The slice's capacity ends at the frame's end.
 func (f *Frame) Data(arena []byte) []byte {

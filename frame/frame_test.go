@@ -355,3 +355,11 @@ func TestChecksumOKFastPath(t *testing.T) {
 		}
 	}
 }
+
+func TestClearMeta(t *testing.T) {
+	f := Frame{Off: 1, Buf: 2, Len: 3, Head: 4, Tail: 5, Flags: 6, TPID: 7, TCI: 8, Port: 9, Out: 10, L3: 11, Meta: 12}
+	f.ClearMeta()
+	if f != (Frame{Off: 1, Buf: 2, Len: 3, Head: 4, Tail: 5}) {
+		t.Fatalf("ClearMeta: %+v", f)
+	}
+}

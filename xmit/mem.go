@@ -120,7 +120,7 @@ func (p *MemPort) Recv(b *frame.Batch) (int, error) {
 	for i := range b.Frames { // nothing crosses the wire but bytes: clear what stages had noted
 		f := &b.Frames[i]
 		bytes += int(f.Len)
-		f.Flags, f.TPID, f.TCI, f.Port, f.Out, f.Meta, f.L3 = 0, 0, 0, 0, 0, 0, 0
+		f.ClearMeta()
 	}
 	p.c.Rx(n, bytes)
 	return n, nil
