@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/netip"
-	"os"
 	"sync"
 	"time"
 
@@ -13,10 +11,8 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
-	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/lag"
-	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -141,71 +137,11 @@ func build(cfg Config) (*topology, error) {
 	return t, err
 }
 
-// buildRouter makes the router's tables: the demux (uplink untagged on port 1, VLAN i with VID
-// 100+i on the trunk, port 0), the interfaces with the MACs mac gives them, the next hops (0: the
-// upstream gateway, i: host .2 on VLAN i, MACs from cfg.Neighbours or the in-memory defaults) and
-// the routes (cfg.Routes, or 10.0.i.0/24 on VLAN i and a default route upstream). uplinkDev is the
-// uplink's real interface name, which an `ip route` file may use as a device name.
+// buildRouter makes the router's tables (trunkgen.BuildRouter, shared with the other VLAN-trunk
+// example).
 func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
-	if cfg.VLANs < 1 || cfg.VLANs > 200 {
-		return nil, nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
-	}
-	nb := cfg.Neighbours
-	demux := vlan.NewDemux(numPorts, vlan.Parser{})
-	ifaces := make([]fwd.Iface, cfg.VLANs+1)
-	names := make([]string, cfg.VLANs+1)
-	if err := demux.Add(vlan.Interface{ID: ifUplink, Port: portUplink}); err != nil {
-		return nil, nil, err
-	}
-	ifaces[ifUplink] = fwd.Iface{Name: "uplink", MAC: mac(ifUplink)}
-	names[ifUplink] = "uplink"
-	nexthops := new(fib.NextHops)
-	var changes []fib.Change
-	nexthops.Set(0, fib.NextHop{Ifindex: ifUplink, DstMAC: nb.Get("uplink", "", gatewayMAC)}) // nh 0: upstream
-	changes = append(changes, fib.Change{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0})
-	dev := map[string]uint32{"uplink": 0}
-	for k, v := range devNames {
-		dev[k] = v
-	}
-	for i := 1; i <= cfg.VLANs; i++ {
-		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(vidOf(i))}); err != nil {
-			return nil, nil, err
-		}
-		name := fmt.Sprintf("vlan%d", vidOf(i))
-		ifaces[i] = fwd.Iface{Name: name, MAC: mac(i)}
-		names[i] = name
-		dev[name] = uint32(i)
-		nexthops.Set(uint32(i), fib.NextHop{Ifindex: uint16(i), DstMAC: nb.Get(name, "trunk", hostMAC(i, 2))})
-		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), NextHop: uint32(i)})
-	}
-	routes := fib.New()
-	switch {
-	case cfg.Routes == "":
-		if err := routes.Apply(changes); err != nil {
-			return nil, nil, err
-		}
-	default:
-		f, err := os.Open(cfg.Routes)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer f.Close()
-		if cfg.IPRoute {
-			_, err = routes.LoadIPRoute(f, func(h fib.IPRouteNextHop) (uint32, error) {
-				if i, ok := dev[h.Dev]; ok {
-					return i, nil
-				}
-				return 0, fmt.Errorf("device %q is none of the router's interfaces (uplink, vlan%d..vlan%d)", h.Dev, vidOf(1), vidOf(cfg.VLANs))
-			})
-		} else {
-			_, err = routes.Load(f)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("-routes %s: %w", cfg.Routes, err)
-		}
-	}
-	r, err := fwd.New(demux, numPorts, ifaces, routes, nexthops)
-	return r, names, err
+	return trunkgen.BuildRouter(trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute},
+		mac, devNames)
 }
 
 // worker polls the router's ports until ctx ends and then until they are drained.
