@@ -146,41 +146,11 @@ func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uin
 
 // worker polls the router's ports until ctx ends and then until they are drained.
 func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) {
-	w := t.router.NewWorker(batch)
-	if tap != nil {
-		w.SetTap(tap, every)
+	waiters := make([]xmit.Waiter, len(t.mems))
+	for i, m := range t.mems {
+		waiters[i] = m
 	}
-	in := frame.NewBatch(batch)
-	idle, batches := 0, 0
-	draining := false
-	for {
-		got := false
-		for p, port := range t.ports {
-			if n, _ := port.Recv(in); n > 0 {
-				w.Forward(uint16(p), in, t.ports)
-				got = true
-				batches++
-			}
-		}
-		if batches&63 == 0 {
-			w.Flush()
-		}
-		if got {
-			idle = 0
-			continue
-		}
-		w.Flush()
-		if !draining && ctx.Err() != nil {
-			draining = true
-		}
-		idle++
-		if draining && idle > 3 {
-			return
-		}
-		if idle > 16 {
-			t.mems[idle%len(t.mems)].Wait(int64(50 * time.Microsecond))
-		}
-	}
+	trunkgen.Poll(ctx, t.router, t.ports, waiters, batch, tap, every)
 }
 
 // Result is what a run counted.

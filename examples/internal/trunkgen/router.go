@@ -1,15 +1,18 @@
 package trunkgen
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
+	"github.com/wirespeed/wirespeed/xmit"
 )
 
 // The router's physical ports in the VLAN-trunk examples: the trunk (or the aggregate standing for
@@ -93,4 +96,45 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 	}
 	r, err := fwd.New(demux, NumPorts, ifaces, routes, nexthops)
 	return r, names, err
+}
+
+// Poll is the in-memory examples' worker: it polls ports, forwards every batch through r, and when
+// idle waits briefly on one of waiters in turn; after ctx ends it keeps going until the ports stay
+// empty (so nothing already queued is left behind).
+func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) {
+	w := r.NewWorker(batch)
+	if tap != nil {
+		w.SetTap(tap, every)
+	}
+	in := frame.NewBatch(batch)
+	idle, batches := 0, 0
+	draining := false
+	for {
+		got := false
+		for p, port := range ports {
+			if n, _ := port.Recv(in); n > 0 {
+				w.Forward(uint16(p), in, ports)
+				got = true
+				batches++
+			}
+		}
+		if batches&63 == 0 {
+			w.Flush()
+		}
+		if got {
+			idle = 0
+			continue
+		}
+		w.Flush()
+		if !draining && ctx.Err() != nil {
+			draining = true
+		}
+		idle++
+		if draining && idle > 3 {
+			return
+		}
+		if idle > 16 && len(waiters) > 0 {
+			waiters[idle%len(waiters)].Wait(int64(50 * time.Microsecond))
+		}
+	}
 }
