@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
@@ -117,17 +116,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
 	}
 	mon := monitor.New("lagrouter: packets per second", rows)
-	tick := time.NewTicker(cfg.Interval)
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-			mon.Print(out)
-		}
-	}
-	tick.Stop()
+	mon.PrintEvery(ctx, out, cfg.Interval)
 	stop()
 	wg.Wait()
 	mon.Print(out)

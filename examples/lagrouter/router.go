@@ -231,17 +231,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
 	}
 	mon := monitor.New("lagrouter: packets per second", rows)
-	tick := time.NewTicker(cfg.Interval)
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-tick.C:
-			mon.Print(out)
-		}
-	}
-	tick.Stop()
+	mon.PrintEvery(ctx, out, cfg.Interval)
 	mon.Print(out) // the last (partial) interval
 
 	// Stop the generator, let the router drain, then the sinks.

@@ -2,6 +2,7 @@
 package monitor
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -80,4 +81,18 @@ func Group(v float64) string {
 		b = append(b, s[i])
 	}
 	return string(b)
+}
+
+// PrintEvery prints a table every interval until ctx ends (it blocks until then).
+func (m *Monitor) PrintEvery(ctx context.Context, w io.Writer, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			m.Print(w)
+		}
+	}
 }

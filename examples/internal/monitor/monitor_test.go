@@ -2,8 +2,10 @@ package monitor
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGroup(t *testing.T) {
@@ -56,5 +58,17 @@ func TestDetailRowsNotTotalled(t *testing.T) {
 	}
 	if f1, f2 := strings.Fields(eth0), strings.Fields(total); len(f1) != 4 || len(f2) != 4 || f1[1] != f2[1] || f1[3] != f2[3] {
 		t.Errorf("total %q is not eth0's %q", total, eth0)
+	}
+}
+
+func TestPrintEveryStopsWithContext(t *testing.T) {
+	var n uint64
+	m := New("t", []Row{{Name: "x", Rx: func() uint64 { n++; return n }, Tx: func() uint64 { return 0 }}})
+	var buf bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Millisecond)
+	defer cancel()
+	m.PrintEvery(ctx, &buf, 10*time.Millisecond)
+	if c := strings.Count(buf.String(), "total"); c < 1 {
+		t.Fatalf("printed %d tables", c)
 	}
 }
