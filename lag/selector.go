@@ -137,9 +137,13 @@ func (s *Selector) xor(st *snapshot, b *frame.Batch, out []uint8) {
 }
 
 // hashBatch hashes the first n frames of b with the aggregate's policy into the selector's scratch.
-// The bulk of real traffic takes fastHash; every other frame the general path (hashFrame).
-// TestDistributionMatchesKernel checks the result against the naive transcription of the kernel for
-// every policy.
+// The bulk of real traffic is hashed inline here: Ethernet with at most one in-band tag (taken as the
+// kernel's accelerated tag unless one is already out of band) and, for the L3 policies, IPv4 with a
+// 20-byte header that is not a fragment or IPv6 without extension headers, carrying TCP or UDP. For
+// those frames every L3 policy (layer2+3, layer3+4 and the encap forms, whose flow dissector finds
+// nothing more inside TCP or UDP) is the same fold of the addresses with the MACs or the ports.
+// Every other frame takes the general path (hashFrame). TestDistributionMatchesKernel checks the
+// result against the naive transcription of the kernel for every policy.
 func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 	if cap(s.hs) < n {
 		s.hs = make([]uint32, n) // once per selector (batches do not grow)
@@ -149,14 +153,84 @@ func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 	mem := b.Mem
 	fr := b.Frames[:n]
 	switch pol {
-	case Layer2, Layer23, Layer34:
+	case Layer2:
 		for i := range fr {
 			f := &fr[i]
-			if h, ok := fastHash(pol, mem, f); ok {
-				hs[i] = h
+			off, end := int(f.Off), int(f.Off)+int(f.Len)
+			if f.Len < 18 || end > len(mem) {
+				hs[i] = hashFrame(pol, mem, f)
 				continue
 			}
-			hs[i] = hashFrame(pol, mem, f)
+			d := mem[off:end:end]
+			t := binary.BigEndian.Uint16(d[12:14])
+			if (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 {
+				t = binary.BigEndian.Uint16(d[16:18])
+			}
+			hs[i] = uint32(d[5]^d[11]) ^ uint32(t)
+		}
+	case Layer23, Layer34, Encap23, Encap34:
+		ports := pol == Layer34 || pol == Encap34
+		var shift uint32
+		if ports {
+			shift = 1 // commit 49aefd131739
+		}
+		for i := range fr {
+			f := &fr[i]
+			off, end := int(f.Off), int(f.Off)+int(f.Len)
+			if f.Len < 60 || end > len(mem) {
+				hs[i] = hashFrame(pol, mem, f)
+				continue
+			}
+			d := mem[off:end:end]
+			t := binary.BigEndian.Uint16(d[12:14])
+			ip := d[14:]
+			if (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 {
+				t = binary.BigEndian.Uint16(d[16:18])
+				ip = d[18:]
+			}
+			var src, dst, l4 uint32
+			switch {
+			case t == ethIPv4 && ip[0] == 0x45 && ip[6]&0x3f|ip[7] == 0 && (ip[9] == protoTCP || ip[9] == protoUDP):
+				// len(ip) >= 42: the frame has at least 60 bytes.
+				src = binary.LittleEndian.Uint32(ip[12:16])
+				dst = binary.LittleEndian.Uint32(ip[16:20])
+				l4 = binary.LittleEndian.Uint32(ip[20:24])
+			case t == ethIPv6 && len(ip) >= 44 && (ip[6] == protoTCP || ip[6] == protoUDP):
+				a := ip[8:44]
+				src = binary.LittleEndian.Uint32(a[0:4]) ^ binary.LittleEndian.Uint32(a[4:8]) ^
+					binary.LittleEndian.Uint32(a[8:12]) ^ binary.LittleEndian.Uint32(a[12:16])
+				dst = binary.LittleEndian.Uint32(a[16:20]) ^ binary.LittleEndian.Uint32(a[20:24]) ^
+					binary.LittleEndian.Uint32(a[24:28]) ^ binary.LittleEndian.Uint32(a[28:32])
+				l4 = binary.LittleEndian.Uint32(a[32:36])
+			default:
+				hs[i] = hashFrame(pol, mem, f)
+				continue
+			}
+			h := uint32(d[5]^d[11]) ^ uint32(t)
+			if ports {
+				h = l4
+			}
+			h ^= src ^ dst
+			h ^= h >> 16
+			h ^= h >> 8
+			hs[i] = h >> shift
+		}
+	case VLANSrcMAC:
+		for i := range fr {
+			f := &fr[i]
+			off, end := int(f.Off), int(f.Off)+int(f.Len)
+			if f.Len < 18 || end > len(mem) {
+				hs[i] = hashFrame(pol, mem, f)
+				continue
+			}
+			d := mem[off:end:end]
+			var tci uint32
+			if f.Flags&frame.FlagVLAN != 0 {
+				tci = uint32(f.TCI)
+			} else if t := binary.BigEndian.Uint16(d[12:14]); t == ethVLAN || t == ethQinQ {
+				tci = uint32(binary.BigEndian.Uint16(d[14:16]))
+			}
+			hs[i] = tci ^ uint32(d[6])<<16 ^ uint32(d[7])<<8 ^ uint32(d[8]) ^ uint32(d[9])<<16 ^ uint32(d[10])<<8 ^ uint32(d[11])
 		}
 	default:
 		for i := range fr {
@@ -169,41 +243,4 @@ func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 func hashFrame(pol Policy, mem []byte, f *frame.Frame) uint32 {
 	end := f.Off + uint32(f.Len)
 	return hashBytes(pol, mem[f.Off:end:end], f.Flags&frame.FlagVLAN != 0, f.TCI)
-}
-
-// fastHash is hashBytes for layer2, layer2+3 and layer3+4 on the common frames: Ethernet with at
-// most one in-band tag (skipped as the kernel's accelerated tag, unless one was already out of
-// band), and for the L3 policies IPv4 TCP/UDP with a 20-byte header that is not a fragment. ok is
-// false for anything else.
-func fastHash(pol Policy, mem []byte, f *frame.Frame) (h uint32, ok bool) {
-	const maxNeed = frame.EtherLen + 4 + 20 + 4 // Ethernet, one tag, IPv4 without options, the ports
-	if f.Len < maxNeed || f.Off+maxNeed > uint32(len(mem)) {
-		return 0, false
-	}
-	d := mem[f.Off : f.Off+maxNeed]
-	off := 12
-	if t := binary.BigEndian.Uint16(d[12:14]); (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 {
-		off = 16
-	}
-	et := binary.BigEndian.Uint16(d[off : off+2])
-	l2 := uint32(d[5]^d[11]) ^ uint32(et)
-	if pol == Layer2 {
-		return l2, true
-	}
-	ip := d[off+2 : off+2+24]
-	if et != ethIPv4 || ip[0] != 0x45 || ip[6]&0x3f|ip[7] != 0 || (ip[9] != protoTCP && ip[9] != protoUDP) {
-		return 0, false
-	}
-	if pol == Layer23 {
-		h = l2
-	} else {
-		h = binary.LittleEndian.Uint32(ip[20:24])
-	}
-	h ^= binary.LittleEndian.Uint32(ip[12:16]) ^ binary.LittleEndian.Uint32(ip[16:20])
-	h ^= h >> 16
-	h ^= h >> 8
-	if pol == Layer34 {
-		h >>= 1
-	}
-	return h, true
 }
