@@ -55,7 +55,8 @@ type Port struct {
 	fd      int
 	efd     int // eventfd: Close wakes Wait
 
-	ring      []byte
+	ring      []byte // the receive ring (b.Mem of received frames)
+	mapped    []byte // the whole mapping: the receive ring, then the TX ring if any
 	blockSize uint32
 	nblocks   uint32
 	blocks    []blockRef
@@ -80,7 +81,14 @@ type Port struct {
 	tags  []uint32 // out-of-band tags put in band, in wire order, one per frame
 	zeros [MinFrameLen]byte
 	wfd   [1]unix.PollFd
-	_     [64]byte
+	// The TX ring (Config.TxRing; nil tx: sendmmsg), see txring_linux.go.
+	tx     []byte
+	txOffs []uint32 // slot → offset in tx
+	txHead uint32   // next slot to fill; the kernel's head between calls to Send
+	txMax  int      // largest frame a slot holds
+	mtu    int
+	txIfr  *unix.Ifreq
+	_      [64]byte
 
 	// Control (Stats, RingStats, LinkUp, Close), under ctlMu.
 	ctlMu    sync.Mutex
@@ -111,8 +119,8 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	p := &Port{name: ifname, cfg: c, fd: -1, efd: -1}
 	defer func() {
 		if err != nil {
-			if p.ring != nil {
-				unix.Munmap(p.ring)
+			if p.mapped != nil {
+				unix.Munmap(p.mapped)
 			}
 			if p.fd >= 0 {
 				unix.Close(p.fd)
@@ -152,6 +160,13 @@ func open(ifname string, c Config) (_ *Port, err error) {
 			return nil, sysErr("setsockopt(PACKET_QDISC_BYPASS)", err)
 		}
 	}
+	if c.TxRing != nil {
+		// The TX ring skips a frame the kernel refuses instead of stopping on it (see txring_linux.go).
+		// Taken only before any ring is set up.
+		if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_LOSS, 1); err != nil {
+			return nil, sysErr("setsockopt(PACKET_LOSS)", err)
+		}
+	}
 	tov := uint32((c.RetireTimeout + time.Millisecond - 1) / time.Millisecond)
 	req := unix.TpacketReq3{
 		Block_size:     uint32(c.BlockSize),
@@ -163,10 +178,24 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	if err = unix.SetsockoptTpacketReq3(p.fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
 		return nil, sysErr("setsockopt(PACKET_RX_RING)", err)
 	}
-	p.ring, err = unix.Mmap(p.fd, 0, c.BlockSize*c.BlockCount, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	rxSize, txSize := c.BlockSize*c.BlockCount, 0
+	if c.TxRing != nil {
+		if txSize, err = p.setupTxRing(*c.TxRing); err != nil {
+			return nil, err
+		}
+		if p.txIfr, err = unix.NewIfreq(ifname); err != nil {
+			return nil, err
+		}
+	}
+	// One mapping for both rings, as the kernel requires: the receive ring, then the TX ring.
+	p.mapped, err = unix.Mmap(p.fd, 0, rxSize+txSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
-		p.ring = nil
+		p.mapped = nil
 		return nil, sysErr("mmap", err)
+	}
+	p.ring = p.mapped[:rxSize:rxSize]
+	if txSize > 0 {
+		p.tx = p.mapped[rxSize:]
 	}
 	p.blockSize, p.nblocks = uint32(c.BlockSize), uint32(c.BlockCount)
 	p.blocks = make([]blockRef, c.BlockCount)
@@ -204,6 +233,9 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	p.pfd = [2]unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}, {Fd: int32(p.efd), Events: unix.POLLIN}}
 	p.wfd = [1]unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLOUT}}
 	p.growTx(frame.DefaultBatch * 4)
+	if p.tx != nil {
+		p.readMTU()
+	}
 	return p, nil
 }
 
@@ -392,7 +424,7 @@ func (p *Port) releaseRun(blk, k uint32) {
 
 func (p *Port) unmap() {
 	if p.unmapped.CompareAndSwap(false, true) {
-		unix.Munmap(p.ring)
+		unix.Munmap(p.mapped)
 	}
 }
 
@@ -472,6 +504,11 @@ func (p *Port) growTx(n int) {
 // not take (too big for the MTU, link down, no room after Config.TxRetries, port closed) is counted in
 // Stats().TxDropped. The frames are released to b.Owner once the call returns: the kernel has copied
 // them into its own buffers.
+//
+// With Config.TxRing, Send copies each frame (its tag in band, padded) into a slot of the TX ring
+// (Stats().TxCopied) and rings the doorbell with one send(2) per batch; a frame longer than a slot
+// or the MTU is dropped and counted, and when every slot is still in flight the rest of the batch
+// waits (Config.TxRetries) or is dropped and counted. The frames are released before Send returns.
 func (p *Port) Send(b *frame.Batch) (int, error) {
 	fr := b.Frames
 	if len(fr) == 0 {
@@ -483,6 +520,9 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 		p.c.TxDrop(len(fr))
 		b.Free()
 		return 0, xmit.ErrClosed
+	}
+	if p.tx != nil {
+		return p.sendRing(b)
 	}
 	if len(fr) > len(p.msgs) {
 		p.growTx(len(fr)) // once per larger batch size: not in the steady state

@@ -91,7 +91,34 @@ type Config struct {
 
 	// PortID is stamped into frame.Frame.Port of every received frame.
 	PortID uint16
+
+	// TxRing, when not nil, makes Send transmit through a PACKET_TX_RING (mapped together with the
+	// receive ring) instead of sendmmsg(2): every frame is copied into a ring slot (counted in
+	// Stats().TxCopied) and one send(2) per batch rings the doorbell. See the package documentation
+	// for which is faster.
+	TxRing *TxRing
 }
+
+// TxRing is the geometry of the PACKET_TX_RING transmit path. Zero fields mean defaults.
+type TxRing struct {
+	// Frames is the number of slots (default DefaultTxFrames; rounded up to fill the last ring block).
+	// A batch larger than the free slots waits for the kernel (Config.TxRetries) or is partly dropped
+	// and counted.
+	Frames int
+	// FrameSize is the size of one slot, a multiple of 16 including the TxSlotHeader-byte header
+	// (default DefaultTxFrameSize). Frames longer than FrameSize-TxSlotHeader (after the VLAN tag is
+	// put in band) are dropped and counted; jumbo frames need a larger FrameSize.
+	FrameSize int
+}
+
+// TX ring defaults and layout.
+const (
+	DefaultTxFrames    = 1024
+	DefaultTxFrameSize = 2048 // frames up to 2000 bytes
+	// TxSlotHeader is where the frame starts in a TX ring slot: the TPACKET_V3 header (tpacket3_hdr,
+	// 48 bytes) that carries the slot's status and length.
+	TxSlotHeader = 48
+)
 
 // ErrConfig is wrapped by Open's errors for an invalid Config.
 var ErrConfig = errors.New("afpacket: invalid config")
@@ -132,6 +159,23 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 		return r, fmt.Errorf("%w: Headroom %d too large for FrameSize %d", ErrConfig, r.Headroom, r.FrameSize)
 	case r.RetireTimeout < 0 || r.RetireTimeout > time.Hour:
 		return r, fmt.Errorf("%w: RetireTimeout %v", ErrConfig, r.RetireTimeout)
+	}
+	if r.TxRing != nil {
+		t := *r.TxRing // a copy: the caller's TxRing is not modified
+		if t.Frames == 0 {
+			t.Frames = DefaultTxFrames
+		}
+		if t.FrameSize == 0 {
+			t.FrameSize = DefaultTxFrameSize
+		}
+		switch {
+		case t.Frames < 0 || t.Frames > 1<<20:
+			return r, fmt.Errorf("%w: TxRing.Frames %d (1 to %d)", ErrConfig, t.Frames, 1<<20)
+		case t.FrameSize%16 != 0 || t.FrameSize < TxSlotHeader+MinFrameLen+r.Headroom || t.FrameSize > 1<<17:
+			return r, fmt.Errorf("%w: TxRing.FrameSize %d must be a multiple of 16 from %d to %d", ErrConfig,
+				t.FrameSize, TxSlotHeader+MinFrameLen+r.Headroom, 1<<17)
+		}
+		r.TxRing = &t
 	}
 	return r, nil
 }

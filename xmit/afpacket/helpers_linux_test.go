@@ -33,6 +33,15 @@ func newLink(t testing.TB) *link {
 	return l
 }
 
+// txModes are the transmit paths every transmit test runs: sendmmsg (the default) and the TX ring.
+var txModes = []struct {
+	name string
+	cfg  *Config
+}{
+	{"sendmmsg", nil},
+	{"txring", &Config{TxRing: &TxRing{}}},
+}
+
 func openIn(t testing.TB, ns *nettest.NS, ifname string, cfg *Config) *Port {
 	t.Helper()
 	var p *Port

@@ -117,8 +117,14 @@ func TestRingOwnership(t *testing.T) {
 
 // TestAllocs proves Recv, Free and Send allocate nothing per batch.
 func TestAllocs(t *testing.T) {
+	for _, m := range txModes {
+		t.Run("tx="+m.name, func(t *testing.T) { testAllocs(t, m.cfg) })
+	}
+}
+
+func testAllocs(t *testing.T, txCfg *Config) {
 	l := newLink(t)
-	a := openIn(t, l.nsA, l.ifA, nil)
+	a := openIn(t, l.nsA, l.ifA, txCfg)
 	p := openIn(t, l.nsB, l.ifB, nil)
 	pool, _ := frame.NewPool(nil)
 	tx := frame.NewBatch(64)

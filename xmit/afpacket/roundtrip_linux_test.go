@@ -39,8 +39,14 @@ func expectRx(w []byte, reinsert bool) rxFrame {
 // TestFrames sends known frames through one veth pair and checks every byte and tag on the other side,
 // with the tag reported out of band and with Config.ReinsertVLAN.
 func TestFrames(t *testing.T) {
+	for _, m := range txModes {
+		t.Run("tx="+m.name, func(t *testing.T) { testFrames(t, m.cfg) })
+	}
+}
+
+func testFrames(t *testing.T, txCfg *Config) {
 	l := newLink(t)
-	a := openIn(t, l.nsA, l.ifA, nil)
+	a := openIn(t, l.nsA, l.ifA, txCfg)
 	b := openIn(t, l.nsB, l.ifB, nil)
 	var aBytes uint64
 	var i uint32
@@ -99,6 +105,9 @@ func TestFrames(t *testing.T) {
 				}
 			}
 			st := a.Stats()
+			if txCfg != nil && txCfg.TxRing != nil && st.TxCopied-before.TxCopied != uint64(len(tx)) {
+				t.Errorf("TX ring: %d frames copied, want %d", st.TxCopied-before.TxCopied, len(tx))
+			}
 			if st.TxPackets-before.TxPackets != uint64(len(tx)) || st.TxBytes-before.TxBytes != aBytes || st.TxDropped != 0 {
 				t.Errorf("sender stats %+v (before %+v), want %d frames, %d bytes", st, before, len(tx), aBytes)
 			}
@@ -115,6 +124,12 @@ func TestFrames(t *testing.T) {
 // TestForward receives on one port and sends the very same frames (in the first port's ring) out of
 // another: the forwarding path, with the out-of-band tag put back on the way out.
 func TestForward(t *testing.T) {
+	for _, m := range txModes {
+		t.Run("tx="+m.name, func(t *testing.T) { testForward(t, m.cfg) })
+	}
+}
+
+func testForward(t *testing.T, txCfg *Config) {
 	l1, l2 := newLink(t), newLink(t)
 	// Topology: nsA --veth1-- nsB --veth2-- nsC, with the forwarder's two ports in nsB.
 	nsC := l2.nsB
@@ -123,7 +138,7 @@ func TestForward(t *testing.T) {
 	l1.nsB.Exec(t, "ip", "link", "set", mid2, "up")
 	src := openIn(t, l1.nsA, l1.ifA, nil)
 	in := openIn(t, l1.nsB, l1.ifB, nil)
-	out := openIn(t, l1.nsB, mid2, nil)
+	out := openIn(t, l1.nsB, mid2, txCfg)
 	dst := openIn(t, nsC, far, nil)
 	var tx []txFrame
 	for i := range 300 {
@@ -165,17 +180,30 @@ func TestForward(t *testing.T) {
 	if h := in.held.Load(); h != 0 {
 		t.Fatalf("%d blocks of the ingress ring still held after Send released them", h)
 	}
-	if s := out.Stats(); s.TxPackets != uint64(len(tx)) || s.TxCopied != 0 || s.TxDropped != 0 {
+	copies := uint64(0) // sendmmsg points into the ingress ring; the TX ring copies every frame
+	if txCfg != nil && txCfg.TxRing != nil {
+		copies = uint64(len(tx))
+	}
+	if s := out.Stats(); s.TxPackets != uint64(len(tx)) || s.TxCopied != copies || s.TxDropped != 0 {
 		t.Fatalf("egress stats %+v", s)
 	}
 }
 
 // TestJumbo sends frames up to a 9000-byte MTU and one byte more (dropped and counted).
 func TestJumbo(t *testing.T) {
+	for _, m := range []struct {
+		name string
+		cfg  *Config
+	}{{"sendmmsg", nil}, {"txring", &Config{TxRing: &TxRing{Frames: 64, FrameSize: 9216}}}} {
+		t.Run("tx="+m.name, func(t *testing.T) { testJumbo(t, m.cfg) })
+	}
+}
+
+func testJumbo(t *testing.T, txCfg *Config) {
 	l := newLink(t)
 	l.nsA.Exec(t, "ip", "link", "set", l.ifA, "mtu", "9000")
 	l.nsB.Exec(t, "ip", "link", "set", l.ifB, "mtu", "9000")
-	a := openIn(t, l.nsA, l.ifA, nil)
+	a := openIn(t, l.nsA, l.ifA, txCfg)
 	b := openIn(t, l.nsB, l.ifB, nil)
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64, BufSize: 10240})
 	tx := []txFrame{
