@@ -102,6 +102,7 @@ func TestPipelineForwardsLikeReference(t *testing.T) {
 		{"lag=xor-layer3+4", "layer3+4", ""},
 		{"dsa=edsa", "", "edsa"},
 		{"dsa=brcm-prepend", "", "brcm-prepend"},
+		{"dsa=ocelot-8021q", "", "ocelot-8021q"},
 	} {
 		t.Run(c.name, func(t *testing.T) { testPipelineReference(t, c.lag, c.tagger) })
 	}
