@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/benchutil"
 )
 
 // benchBatch is 64 frames of distinct TCP/UDP flows over IPv4 (a few IPv6, a few tagged), the mix
@@ -60,6 +61,7 @@ func BenchmarkSelect(b *testing.B) {
 	// memory cost of touching 64 frames 2 KiB apart in a pool, as in an mmap ring).
 	b.Run("peer=touch", func(b *testing.B) {
 		b.ReportAllocs()
+		m := benchutil.Start(b)
 		for i := 0; i < b.N; i++ {
 			mem := batch.Mem
 			for j := range batch.Frames {
@@ -67,9 +69,7 @@ func BenchmarkSelect(b *testing.B) {
 				out[j] = mem[f.Off+5] ^ mem[f.Off+11]
 			}
 		}
-		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
-		b.ReportMetric(ns, "ns/frame")
-		b.ReportMetric(1e3/ns, "Mframes/s")
+		m.Report(b, b.N*64)
 	})
 	for _, c := range benchCases() {
 		b.Run(c.name, func(b *testing.B) {
@@ -81,12 +81,11 @@ func BenchmarkSelect(b *testing.B) {
 			s := a.NewSelector()
 			b.ReportAllocs()
 			b.ResetTimer()
+			m := benchutil.Start(b)
 			for i := 0; i < b.N; i++ {
 				s.Select(batch, out)
 			}
-			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
-			b.ReportMetric(ns, "ns/frame")
-			b.ReportMetric(1e3/ns, "Mframes/s")
+			m.Report(b, b.N*64)
 		})
 	}
 }
@@ -99,13 +98,13 @@ func BenchmarkHash(b *testing.B) {
 		b.Run("policy="+p.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			var sink uint32
+			m := benchutil.Start(b)
 			for i := 0; i < b.N; i++ {
 				for j := range batch.Frames {
 					sink += Hash(p, batch, j)
 				}
 			}
-			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 64
-			b.ReportMetric(ns, "ns/frame")
+			m.Report(b, b.N*64)
 			_ = fmt.Sprint(sink)
 		})
 	}

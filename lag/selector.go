@@ -13,10 +13,11 @@ import (
 // A Selector is not safe for concurrent use: one goroutine at a time.
 type Selector struct {
 	a    *Aggregate
-	pos  uint32 // round-robin: member index of the current turn
-	left uint32 // round-robin: frames left in this turn
-	rnd  uint64 // round-robin with random choice: xorshift state
-	hs   []uint32
+	pos  uint32   // round-robin: member index of the current turn
+	left uint32   // round-robin: frames left in this turn
+	rnd  uint64   // round-robin with random choice: xorshift state
+	hs   []uint32 // xor: the batch's hashes
+	slow []int32  // xor: frames of the batch left to the general hash path
 }
 
 // NewSelector returns a Selector for one worker.
@@ -147,8 +148,13 @@ func (s *Selector) xor(st *snapshot, b *frame.Batch, out []uint8) {
 func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 	if cap(s.hs) < n {
 		s.hs = make([]uint32, n) // once per selector (batches do not grow)
+		s.slow = make([]int32, n)
 	}
 	hs := s.hs[:n]
+	// Frames the inline pass cannot hash are listed in slow and hashed afterwards: keeping the call
+	// to the general path out of the loop keeps the loop's state in registers.
+	slow := s.slow[:n]
+	ns := 0
 	pol := s.a.cfg.Policy
 	mem := b.Mem
 	fr := b.Frames[:n]
@@ -156,12 +162,13 @@ func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 	case Layer2:
 		for i := range fr {
 			f := &fr[i]
-			off, end := int(f.Off), int(f.Off)+int(f.Len)
-			if f.Len < 18 || end > len(mem) {
-				hs[i] = hashFrame(pol, mem, f)
+			off := int(f.Off)
+			if f.Len < 18 || off+18 > len(mem) {
+				slow[ns] = int32(i)
+				ns++
 				continue
 			}
-			d := mem[off:end:end]
+			d := (*[18]byte)(mem[off : off+18]) // one bounds check for the whole header
 			t := binary.BigEndian.Uint16(d[12:14])
 			if (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 {
 				t = binary.BigEndian.Uint16(d[16:18])
@@ -176,37 +183,43 @@ func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 		}
 		for i := range fr {
 			f := &fr[i]
-			off, end := int(f.Off), int(f.Off)+int(f.Len)
-			if f.Len < 60 || end > len(mem) {
-				hs[i] = hashFrame(pol, mem, f)
+			off := int(f.Off)
+			// The window is 68 bytes: Ethernet, one tag and 48 bytes of network header. It may run
+			// past the frame's end into its own buffer or ring slot, but only bytes inside the frame
+			// decide anything (Len >= 60 covers IPv4; IPv6 checks its length below).
+			if f.Len < 60 || off+68 > len(mem) {
+				slow[ns] = int32(i)
+				ns++
 				continue
 			}
-			d := mem[off:end:end]
-			t := binary.BigEndian.Uint16(d[12:14])
-			ip := d[14:]
+			w := (*[68]byte)(mem[off : off+68]) // one bounds check for the whole header
+			l2 := uint32(w[5] ^ w[11])
+			t := uint32(w[12])<<8 | uint32(w[13])
+			nh := 14
 			if (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 {
-				t = binary.BigEndian.Uint16(d[16:18])
-				ip = d[18:]
+				t = uint32(w[16])<<8 | uint32(w[17])
+				nh = 18
 			}
+			ip := (*[48]byte)(w[nh : nh+48])
 			var src, dst, l4 uint32
-			switch {
-			case t == ethIPv4 && ip[0] == 0x45 && ip[6]&0x3f|ip[7] == 0 && (ip[9] == protoTCP || ip[9] == protoUDP):
-				// len(ip) >= 42: the frame has at least 60 bytes.
+			if q := binary.LittleEndian.Uint64(ip[0:8]); t == ethIPv4 && q&0xff3f_0000_0000_00ff == 0x45 && l4Fast[ip[9]] {
+				// IPv4, 20-byte header, not a fragment (MF and offset zero), TCP or UDP.
 				src = binary.LittleEndian.Uint32(ip[12:16])
 				dst = binary.LittleEndian.Uint32(ip[16:20])
 				l4 = binary.LittleEndian.Uint32(ip[20:24])
-			case t == ethIPv6 && len(ip) >= 44 && (ip[6] == protoTCP || ip[6] == protoUDP):
-				a := ip[8:44]
-				src = binary.LittleEndian.Uint32(a[0:4]) ^ binary.LittleEndian.Uint32(a[4:8]) ^
-					binary.LittleEndian.Uint32(a[8:12]) ^ binary.LittleEndian.Uint32(a[12:16])
-				dst = binary.LittleEndian.Uint32(a[16:20]) ^ binary.LittleEndian.Uint32(a[20:24]) ^
-					binary.LittleEndian.Uint32(a[24:28]) ^ binary.LittleEndian.Uint32(a[28:32])
-				l4 = binary.LittleEndian.Uint32(a[32:36])
-			default:
-				hs[i] = hashFrame(pol, mem, f)
+			} else if t == ethIPv6 && l4Fast[ip[6]] && nh+44 <= int(f.Len) {
+				// IPv6 whose next header is TCP or UDP; ipv6_addr_hash of each address.
+				s := binary.LittleEndian.Uint64(ip[8:16]) ^ binary.LittleEndian.Uint64(ip[16:24])
+				d := binary.LittleEndian.Uint64(ip[24:32]) ^ binary.LittleEndian.Uint64(ip[32:40])
+				src = uint32(s) ^ uint32(s>>32)
+				dst = uint32(d) ^ uint32(d>>32)
+				l4 = binary.LittleEndian.Uint32(ip[40:44])
+			} else {
+				slow[ns] = int32(i)
+				ns++
 				continue
 			}
-			h := uint32(d[5]^d[11]) ^ uint32(t)
+			h := l2 ^ t
 			if ports {
 				h = l4
 			}
@@ -220,7 +233,8 @@ func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 			f := &fr[i]
 			off, end := int(f.Off), int(f.Off)+int(f.Len)
 			if f.Len < 18 || end > len(mem) {
-				hs[i] = hashFrame(pol, mem, f)
+				slow[ns] = int32(i)
+				ns++
 				continue
 			}
 			d := mem[off:end:end]
@@ -237,8 +251,14 @@ func (s *Selector) hashBatch(b *frame.Batch, n int) []uint32 {
 			hs[i] = hashFrame(pol, mem, &fr[i])
 		}
 	}
+	for _, i := range slow[:ns] {
+		hs[i] = hashFrame(pol, mem, &fr[i])
+	}
 	return hs
 }
+
+// l4Fast marks the IP protocols the batch pass hashes inline: TCP and UDP.
+var l4Fast = [256]bool{protoTCP: true, protoUDP: true}
 
 func hashFrame(pol Policy, mem []byte, f *frame.Frame) uint32 {
 	end := f.Off + uint32(f.Len)
