@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -58,6 +59,43 @@ func BenchmarkPipeline(b *testing.B) {
 	b.Run("stage=enqueue-aggregate", func(b *testing.B) {
 		runPipeline(b, pipeConfig{routes: rt, probes: probes, upto: stageEnqueue, lag: "rr", aggregate: true})
 	})
+	// The whole pipeline where the route lookups hit the caches: the real table with only 1024
+	// distinct destinations (a few busy flows), and vlanrouter's own 21-route table.
+	b.Run("variant=hot1024/stage=+enqueue", func(b *testing.B) {
+		runPipeline(b, pipeConfig{routes: rt, probes: probes[:1024], upto: stageEnqueue, lag: "rr"})
+	})
+	b.Run("variant=vlanrouter-table/stage=+enqueue", func(b *testing.B) {
+		runPipeline(b, pipeConfig{routes: vlanrouterFIB(b), probes: vlanrouterProbes(), upto: stageEnqueue, lag: "rr"})
+	})
+}
+
+// vlanrouterFIB is examples/vlanrouter's built-in table, mapped to this benchmark's next hops: a
+// default route upstream (next hop 0) and 10.0.k.0/24 on VLAN k (k = 1..numNextHops-1).
+func vlanrouterFIB(tb testing.TB) *fib.Table {
+	t := fib.New()
+	ch := []fib.Change{{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0}}
+	for k := 1; k < numNextHops; k++ {
+		ch = append(ch, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(k), 0}), 24), NextHop: uint32(k)})
+	}
+	if err := t.Apply(ch); err != nil {
+		tb.Fatal(err)
+	}
+	return t
+}
+
+// vlanrouterProbes are destinations as examples/internal/trunkgen draws them: hosts of the VLAN
+// subnets and of 198.18.0.0/15 upstream.
+func vlanrouterProbes() []uint32 {
+	rng := rand.New(rand.NewPCG(9, 10))
+	ps := make([]uint32, 1<<16)
+	for i := range ps {
+		if rng.IntN(2) == 0 {
+			ps[i] = 0xc6120000 | rng.Uint32()&0x1ffff
+		} else {
+			ps[i] = 0x0a000000 | uint32(1+rng.IntN(pipeVLANs))<<8 | uint32(2+rng.IntN(250))
+		}
+	}
+	return ps
 }
 
 // stage is how far the pipeline runs.
@@ -116,6 +154,7 @@ type pipeConfig struct {
 	lag       string // "" (the trunk is one port), "rr", or a bonding hash policy for balance-xor
 	aggregate bool   // the trunk is a lag.Aggregate port (lagrouter) rather than Selector + TxQueue
 	tagger    string // DSA: the trunk and the uplink are switch ports behind one conduit; "" none
+	ptp       bool   // DSA: PTP receive timestamping on for the trunk's switch port
 	probes    []uint32
 }
 
@@ -205,6 +244,9 @@ func newPipeline(tb testing.TB, cfg pipeConfig) *pipeline {
 		must(err)
 		p.swside, err = dsa.NewSwitchSide(tg)
 		must(err)
+		if cfg.ptp {
+			must(p.cond.EnableTimestamps(portTrunk, true))
+		}
 		id, err := p.txq.Add(p.rx)
 		must(err)
 		p.egress = [2]uint16{id, id}
