@@ -2,7 +2,10 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -292,6 +295,100 @@ func TestExpRefcountForwards(t *testing.T) {
 			if n := r.rc[k].ref.Load(); n != 0 {
 				t.Errorf("next hop %d: refcount %d", k, n)
 			}
+		}
+	}
+}
+
+// TestExpRefcountInterleaved is BenchmarkExpRefcount made resistant to a shared machine's drift
+// (skipped unless WIRESPEED_REFCOUNT_INTERLEAVED is set): the four cases (1 and 2 workers, refcount
+// and view) run in turn for WIRESPEED_REFCOUNT_ROUNDS rounds (default 21) of
+// WIRESPEED_REFCOUNT_BATCHES batches per worker (default 2048), the order rotated every round; it
+// reports each case's median wall ns/frame (all workers' frames) and min-max, and the median of the
+// per-round ratio refcount/view for each worker count.
+func TestExpRefcountInterleaved(t *testing.T) {
+	if os.Getenv("WIRESPEED_REFCOUNT_INTERLEAVED") == "" {
+		t.Skip("set WIRESPEED_REFCOUNT_INTERLEAVED=1 to run (takes a minute; loads the real table)")
+	}
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs GOMAXPROCS >= 2")
+	}
+	rt, probes := realFIB(t)
+	rounds := envInt("WIRESPEED_REFCOUNT_ROUNDS", 21)
+	per := envInt("WIRESPEED_REFCOUNT_BATCHES", 2048)
+	type rcCase struct {
+		workers  int
+		refcount bool
+		r        *rcRouter
+		ws       []*rcWorker
+		ns       []float64
+	}
+	var cases []*rcCase
+	for _, n := range []int{1, 2} {
+		for _, rc := range []bool{true, false} {
+			c := &rcCase{workers: n, refcount: rc, r: newRCRouter(t, rt)}
+			for i := range n {
+				c.ws = append(c.ws, newRCWorker(t, c.r, rc, probes, uint64(i)*100003))
+			}
+			cases = append(cases, c)
+		}
+	}
+	run := func(c *rcCase) float64 {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, w := range c.ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for range per {
+					w.step()
+				}
+			}()
+		}
+		t0 := time.Now()
+		close(start)
+		wg.Wait()
+		return float64(time.Since(t0).Nanoseconds()) / float64(per*pipeBatch*c.workers)
+	}
+	for _, c := range cases {
+		run(c) // warm up
+	}
+	for r := range rounds {
+		for j := range cases {
+			c := cases[(j+r)%len(cases)]
+			c.ns = append(c.ns, run(c))
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "load average: %s%d rounds x %d batches of %d frames per worker; wall ns/frame over all workers\n", loadavg(), rounds, per, pipeBatch)
+	fmt.Fprintf(&out, "| workers | nh | median ns/frame | min-max | Mpps (median) | refcount/view (per-round median) |\n|---|---|---|---|---|---|\n")
+	for i, c := range cases {
+		mode, ratio := "view", ""
+		if c.refcount {
+			mode = "refcount"
+			rs := make([]float64, rounds)
+			for r := range rounds {
+				rs[r] = c.ns[r] / cases[i+1].ns[r]
+			}
+			ratio = fmt.Sprintf("%.2f", median(rs))
+		}
+		fmt.Fprintf(&out, "| %d | %s | %.1f | %.1f-%.1f | %.2f | %s |\n", c.workers, mode, median(c.ns), slices.Min(c.ns), slices.Max(c.ns), 1e3/median(c.ns), ratio)
+	}
+	for _, c := range cases {
+		for _, w := range c.ws {
+			if w.bad != 0 {
+				t.Errorf("%d bad frames", w.bad)
+			}
+			for _, bt := range w.batches {
+				bt.Free()
+			}
+		}
+	}
+	fmt.Fprintf(&out, "load average after: %s", loadavg())
+	t.Log("\n" + out.String())
+	if f := os.Getenv("WIRESPEED_REFCOUNT_OUT"); f != "" {
+		if err := os.WriteFile(f, []byte(out.String()), 0o644); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -567,4 +568,22 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// loadavg is /proc/loadavg (empty elsewhere).
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return string(b)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
