@@ -49,3 +49,11 @@ func Example_forward() {
 		out.Send(b) // takes every frame; each one it cannot queue is counted in out.Stats().TxDropped
 	}
 }
+
+// The TX ring is opt-in: Config.TxRing with zero fields takes the defaults (1024 slots of 2048
+// bytes). Its geometry is checked before the system is touched.
+func ExampleTxRing() {
+	_, err := afpacket.Open("eth0", &afpacket.Config{TxRing: &afpacket.TxRing{FrameSize: 100}}) // < 48+60
+	fmt.Println(errors.Is(err, afpacket.ErrConfig))
+	// Output: true
+}
