@@ -218,3 +218,52 @@ func BenchmarkClassify(b *testing.B) {
 	}
 	m.Report(b, n)
 }
+
+// BenchmarkEncap: one op = one frame's whole L2 header replaced for an egress interface (cycling
+// over untagged, 802.1Q and QinQ interfaces), field by field (api=encap, Worker.Encap) or as a
+// prebuilt Rewrite (api=apply, Worker.Apply).
+func BenchmarkEncap(b *testing.B) {
+	d := testDemux(b)
+	outs := []uint16{0, 1, 3}
+	dst, src := frame.MAC{2, 0xd, 0xd, 0xd, 0xd, 0xd}, frame.MAC{2, 5, 5, 5, 5, 5}
+	setup := func(b *testing.B) (*Worker, *frame.Batch) {
+		w := d.NewWorker()
+		pkts := make([][]byte, nframes)
+		for i := range pkts {
+			pkts[i] = gpFrame(b, []Tag{C(10)}, 30)
+		}
+		fb := load(b, newPool(b), pkts...)
+		if w.ClassifyInPlace(0, fb) != nframes {
+			b.Fatal("classify")
+		}
+		return w, fb
+	}
+	b.Run("api=encap", func(b *testing.B) {
+		w, fb := setup(b)
+		b.ReportAllocs()
+		m := benchutil.Start(b)
+		for i := 0; i < b.N; i++ {
+			j := i & (nframes - 1)
+			fb.Frames[j].Out = outs[(i>>6)%len(outs)]
+			if _, err := w.Encap(fb, j, dst, src); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.Report(b, b.N)
+	})
+	b.Run("api=apply", func(b *testing.B) {
+		w, fb := setup(b)
+		rws := make([]Rewrite, len(outs))
+		for k, o := range outs {
+			rws[k], _ = d.Rewrite(o, dst, src, frame.TypeIPv4)
+		}
+		b.ReportAllocs()
+		m := benchutil.Start(b)
+		for i := 0; i < b.N; i++ {
+			if err := w.Apply(fb, i&(nframes-1), &rws[(i>>6)%len(rws)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.Report(b, b.N)
+	})
+}

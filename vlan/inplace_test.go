@@ -2,6 +2,7 @@ package vlan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -51,6 +52,14 @@ func inPlaceAgrees(t *testing.T, d *Demux, port uint16, pkt []byte, oob *Tag) {
 		e.SetDst(dst)
 		e.SetSrc(src)
 		a.Frames[0].Out, c.Frames[0].Out = out, out
+		// The third way: the same header as a prebuilt Rewrite (with the EtherType Encap keeps).
+		r := mk()
+		w2.ClassifyInPlace(port, r)
+		l3 := int(r.Frames[0].L3)
+		rw, err := d.Rewrite(out, dst, src, binary.BigEndian.Uint16(r.Bytes(0)[l3-2:]))
+		if err != nil {
+			t.Fatal(err)
+		}
 		pa, erra := w1.Egress(a, 0)
 		pc, errc := w2.Encap(c, 0, dst, src)
 		if (erra == nil) != (errc == nil) || pa != pc {
@@ -59,8 +68,18 @@ func inPlaceAgrees(t *testing.T, d *Demux, port uint16, pkt []byte, oob *Tag) {
 		if erra == nil && !samePadded(a.Bytes(0), c.Bytes(0)) {
 			t.Fatalf("egress %d:\n push: % x\nencap: % x", out, a.Bytes(0), c.Bytes(0))
 		}
+		errr := w2.Apply(r, 0, &rw)
+		if (errr == nil) != (errc == nil) || rw.Port() != pc && errc == nil {
+			t.Fatalf("egress %d: Apply port %d/%v, Encap %d/%v", out, rw.Port(), errr, pc, errc)
+		}
+		fr, fc := r.Frames[0], c.Frames[0]
+		fr.Off, fr.Buf, fc.Off, fc.Buf = 0, 0, 0, 0 // other buffers; Head tells where the frame starts in each
+		if errr == nil && (fr != fc || !bytes.Equal(r.Bytes(0), c.Bytes(0))) {
+			t.Fatalf("egress %d:\nencap: %+v % x\napply: %+v % x", out, c.Frames[0], c.Bytes(0), r.Frames[0], r.Bytes(0))
+		}
 		a.Free()
 		c.Free()
+		r.Free()
 	}
 	if p.InUse() != 0 {
 		t.Fatal("leak")

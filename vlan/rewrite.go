@@ -1,0 +1,121 @@
+package vlan
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// rewriteMax is the largest L2 header a Rewrite holds (two tags: 22 bytes), rounded up so that
+// Apply lays it down with one 16-byte and one 8-byte store.
+const rewriteMax = 24
+
+// Rewrite is the complete L2 header of one logical interface towards one neighbour: destination and
+// source addresses, the interface's tags and the EtherType, built once by Demux.Rewrite and laid over
+// the L2 header of any number of frames by Worker.Apply. It is VPP's adjacency rewrite string, or the
+// hardware header a Linux neighbour caches: per frame, rewriting costs one fixed-size copy whatever
+// the tags, instead of assembling addresses and tags field by field (Worker.Encap).
+//
+// A Rewrite is an immutable value without pointers: copy it, keep arrays of them (one per next hop),
+// share them between workers.
+type Rewrite struct {
+	hdr   [rewriteMax]byte // right-aligned: the header is the last n bytes
+	n     uint8            // header length: 14, 18 or 22
+	ok    bool             // built by Demux.Rewrite
+	iface uint16
+	port  uint16
+}
+
+// Rewrite builds the header of interface iface towards the neighbour with address dst, sent from
+// src, for payloads of type etype (frame.TypeIPv4 for a router's IPv4 traffic). It returns ErrRange
+// for an interface that was never added.
+func (d *Demux) Rewrite(iface uint16, dst, src frame.MAC, etype uint16) (Rewrite, error) {
+	var rw Rewrite
+	if int(iface) >= len(d.eg) || !d.known[iface] {
+		return rw, fmt.Errorf("vlan: no interface %d: %w", iface, ErrRange)
+	}
+	eg := &d.eg[iface]
+	n := frame.EtherLen + HeaderLen*int(eg.n)
+	h := rw.hdr[rewriteMax-n:]
+	copy(h[0:6], dst[:])
+	copy(h[6:12], src[:])
+	off := macLen
+	for j := 0; j < int(eg.n); j++ {
+		binary.BigEndian.PutUint16(h[off:], eg.tags[j].TPID)
+		binary.BigEndian.PutUint16(h[off+2:], uint16(eg.tags[j].TCI))
+		off += HeaderLen
+	}
+	binary.BigEndian.PutUint16(h[off:], etype)
+	rw.n, rw.ok, rw.iface, rw.port = uint8(n), true, iface, eg.port
+	return rw, nil
+}
+
+// Port returns the port the rewrite's interface sends on.
+func (rw *Rewrite) Port() uint16 { return rw.port }
+
+// Interface returns the logical interface the rewrite belongs to.
+func (rw *Rewrite) Interface() uint16 { return rw.iface }
+
+// Len returns the length of the header: 14, 18 or 22 bytes.
+func (rw *Rewrite) Len() int { return int(rw.n) }
+
+// Header returns a copy of the header bytes.
+func (rw *Rewrite) Header() []byte { return append([]byte(nil), rw.hdr[rewriteMax-int(rw.n):]...) }
+
+// Apply replaces frame i's L2 header, its first Frame.L3 bytes (14 when L3 is 0), with rw, sets
+// Frame.Out to rw's interface and counts the frame as transmitted on it. The payload never moves: the
+// frame's start moves by the difference in header length. An out-of-band tag belonged to the old
+// header and is discarded. A frame left shorter than 60 bytes is padded when it has the tailroom.
+//
+// On error (ErrRange for a zero Rewrite, ErrTruncated when L3 lies beyond the frame, ErrNoHeadroom)
+// the frame is unchanged and the caller drops it.
+//
+// Apply writes rewriteMax bytes ending at the network header when the frame owns that many bytes in
+// front of it (the bytes before the new header are headroom), else exactly the header.
+func (w *Worker) Apply(b *frame.Batch, i int, rw *Rewrite) error {
+	f := &b.Frames[i]
+	old := int(f.L3)
+	if old == 0 {
+		old = frame.EtherLen
+	}
+	n := int(rw.n)
+	front := int(f.Head) + old // bytes in front of the network header that belong to the frame
+	l3 := int(f.Off) + old
+	switch {
+	case !rw.ok:
+		return ErrRange
+	case old < frame.EtherLen || old > int(f.Len) || l3 > len(b.Mem):
+		return ErrTruncated
+	case front < n || int(f.Len)-old+n > 0xffff:
+		return ErrNoHeadroom
+	case front >= rewriteMax:
+		// Three 8-byte words, all loaded before any is stored, stored from the highest address down
+		// (stored upwards, they ran at half the speed on Zen 3).
+		w0 := binary.LittleEndian.Uint64(rw.hdr[0:8])
+		w1 := binary.LittleEndian.Uint64(rw.hdr[8:16])
+		w2 := binary.LittleEndian.Uint64(rw.hdr[16:24])
+		h := (*[rewriteMax]byte)(b.Mem[l3-rewriteMax : l3])
+		binary.LittleEndian.PutUint64(h[16:24], w2)
+		binary.LittleEndian.PutUint64(h[8:16], w1)
+		binary.LittleEndian.PutUint64(h[0:8], w0)
+	default:
+		copy(b.Mem[l3-n:l3], rw.hdr[rewriteMax-n:])
+	}
+	ln := int(f.Len) - old + n
+	f.Off = uint32(l3 - n)
+	f.Head = uint16(front - n)
+	f.Len = uint16(ln)
+	f.L3 = uint16(n)
+	f.Out = rw.iface
+	f.Flags &^= frame.FlagVLAN
+	if ln < frame.MinEthernetLen && f.Pad(b.Mem, frame.MinEthernetLen) == nil {
+		ln = frame.MinEthernetLen
+	}
+	if id := int(rw.iface); id < len(w.local) {
+		c := &w.local[id]
+		c.TxPackets++
+		c.TxBytes += uint64(ln)
+	}
+	return nil
+}
