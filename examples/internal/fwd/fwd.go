@@ -133,6 +133,23 @@ type Worker struct {
 	tap      Tap // nil: off (one predictable branch per frame)
 	tapEvery uint32
 	tapN     uint32
+
+	// Per next-hop index, the egress decision and its prebuilt L2 header (vlan.Rewrite), built the
+	// first time a version of the next-hop table sends a frame to that index: a per-worker
+	// adjacency cache, so a frame's L2 rewrite is one fixed-size copy. rwView is the version the
+	// entries with gen == rwGen were built from; a new version bumps rwGen and so invalidates them all.
+	rw      []adj
+	rwView  *fib.NextHopView
+	rwGen   uint32
+	noRoute adj
+}
+
+// adj is one next hop as the worker's egress needs it.
+type adj struct {
+	rw   vlan.Rewrite
+	mtu  uint16
+	drop Reason // NumReasons: forward; DropNoRoute or DropEgress: drop
+	gen  uint32
 }
 
 // SetTap makes the worker hand every nth frame it forwards or drops (n <= 1: every frame) to t;
@@ -218,6 +235,10 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	// Pass 2: one lookup call for the whole batch.
 	w.r.routes.Load().r.LookupBatch(w.dst[:k], w.nh[:k])
 	nhs := w.r.nh.View()
+	if nhs != w.rwView {
+		w.rwView = nhs
+		w.rwGen++
+	}
 
 	// Pass 3: rewrite, tag, sort by egress port.
 	for _, o := range w.out {
@@ -227,18 +248,18 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	k2 := 0
 	for i := range fr {
 		f := &fr[i]
-		hop := nhs.At(w.nh[i])
-		if hop == nil || hop.Flags&fib.NextHopDrop != 0 || int(hop.Ifindex) >= len(ifaces) {
-			w.drops[DropNoRoute]++
+		a := w.adjacency(nhs, w.nh[i])
+		if a.drop != NumReasons {
+			w.drops[a.drop]++
 			if w.tap != nil {
-				w.capture(f.Data(in.Mem), DropNoRoute)
+				w.capture(f.Data(in.Mem), a.drop)
 			}
 			fr[k2], fr[i] = fr[i], fr[k2]
 			k2++
 			continue
 		}
 		ip := frame.IPv4(f.Data(in.Mem)[f.L3:])
-		if ip.TotalLen() > ifaces[hop.Ifindex].MTU && ip.DontFragment() {
+		if ip.TotalLen() > int(a.mtu) && ip.DontFragment() {
 			w.drops[DropTooBig]++
 			if w.tap != nil {
 				w.capture(f.Data(in.Mem), DropTooBig)
@@ -247,9 +268,8 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 			k2++
 			continue
 		}
-		f.Out = hop.Ifindex
-		p, err := w.vw.Encap(in, i, hop.DstMAC, ifaces[hop.Ifindex].MAC)
-		if err != nil || int(p) >= len(w.out) {
+		p := int(a.rw.Port())
+		if w.vw.Apply(in, i, &a.rw) != nil || p >= len(w.out) {
 			w.drops[DropEgress]++
 			if w.tap != nil {
 				w.capture(f.Data(in.Mem), DropEgress)
@@ -279,6 +299,42 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 }
 
 // release frees in.Frames[k:] (the dropped ones) and truncates in to k frames.
+// adjacency returns the worker's egress entry for next-hop index idx of version nhs, building it
+// when this version has not used that index yet.
+func (w *Worker) adjacency(nhs *fib.NextHopView, idx uint32) *adj {
+	if int(idx) < len(w.rw) {
+		if a := &w.rw[idx]; a.gen == w.rwGen {
+			return a
+		}
+	}
+	return w.buildAdj(nhs, idx)
+}
+
+func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
+	if int(idx) >= len(w.rw) {
+		if int(idx) >= nhs.Len() {
+			// NoRoute, or an index this version never had: the shared drop entry.
+			w.noRoute = adj{drop: DropNoRoute}
+			return &w.noRoute
+		}
+		w.rw = append(w.rw, make([]adj, nhs.Len()-len(w.rw))...) // on a table change only
+	}
+	a := &w.rw[idx]
+	*a = adj{drop: DropNoRoute, gen: w.rwGen}
+	hop := nhs.At(idx)
+	ifaces := w.r.ifaces
+	if hop == nil || hop.Flags&fib.NextHopDrop != 0 || int(hop.Ifindex) >= len(ifaces) {
+		return a
+	}
+	rw, err := w.r.demux.Rewrite(hop.Ifindex, hop.DstMAC, ifaces[hop.Ifindex].MAC, frame.TypeIPv4)
+	if err != nil {
+		a.drop = DropEgress
+		return a
+	}
+	a.rw, a.mtu, a.drop = rw, uint16(min(ifaces[hop.Ifindex].MTU, 0xffff)), NumReasons
+	return a
+}
+
 func (w *Worker) release(in *frame.Batch, k int) {
 	if k < len(in.Frames) && in.Owner != nil {
 		in.Owner.Release(in.Frames[k:])

@@ -334,3 +334,55 @@ func FuzzForward(f *testing.F) {
 		}
 	})
 }
+
+// TestNextHopChanges: the worker's per-next-hop rewrite cache follows every change of the next-hop
+// table: a new neighbour address, a move to another interface (tagged to untagged), a blackhole, a
+// deletion, and a next hop that appears later.
+func TestNextHopChanges(t *testing.T) {
+	g := newRig(t)
+	toHost := func() []byte { return pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 7}, ttl: 64, size: 30}.bytes(t) }
+	toNH2 := func() []byte { return pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 200}, ttl: 64, size: 30}.bytes(t) }
+	expect := func(step string, port int, dst frame.MAC, vid uint16) {
+		t.Helper()
+		out := g.received(t, port)
+		if len(out) != 1 {
+			t.Fatalf("%s: %d frames on port %d", step, len(out), port)
+		}
+		eth := out[0].Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+		q, _ := out[0].Layer(layers.LayerTypeDot1Q).(*layers.Dot1Q)
+		if frame.MAC(eth.DstMAC) != dst || (q == nil) != (vid == 0) || q != nil && q.VLANIdentifier != vid {
+			t.Fatalf("%s: %v", step, out[0])
+		}
+	}
+	nh := g.r.nh
+	g.forward(t, 1, toHost())
+	expect("initial", 0, macHost, 10)
+
+	other := frame.MAC{2, 7, 7, 7, 7, 7}
+	nh.Set(1, fib.NextHop{Ifindex: 1, DstMAC: other})
+	g.forward(t, 1, toHost())
+	expect("new neighbour address", 0, other, 10)
+
+	nh.Set(1, fib.NextHop{Ifindex: 0, DstMAC: macGW})
+	g.forward(t, 1, toHost())
+	expect("moved to the untagged uplink", 1, macGW, 0)
+
+	nh.Set(1, fib.NextHop{Ifindex: 0, DstMAC: macGW, Flags: fib.NextHopDrop})
+	g.forward(t, 1, toHost())
+	nh.Delete(1)
+	g.forward(t, 1, toHost())
+	g.forward(t, 1, toNH2())
+	nh.Set(2, fib.NextHop{Ifindex: 1, DstMAC: other})
+	g.forward(t, 1, toNH2())
+	expect("next hop 2 added", 0, other, 10)
+	if n := len(g.received(t, 0)) + len(g.received(t, 1)); n != 0 {
+		t.Fatalf("%d frames leaked through a dropped next hop", n)
+	}
+	g.w.Flush()
+	if c := g.r.Counters(); c.Drops[DropNoRoute] != 3 || c.Forwarded != 4 {
+		t.Fatalf("counters %+v", c)
+	}
+	if g.pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", g.pool.InUse())
+	}
+}
