@@ -363,3 +363,54 @@ func TestClearMeta(t *testing.T) {
 		t.Fatalf("ClearMeta: %+v", f)
 	}
 }
+
+// TestDecTTLEqualsRecompute: the checksum DecTTL leaves is the one a full recomputation writes, bit
+// for bit (not just an equivalent ones'-complement zero), for random headers, every TTL and the
+// checksum values next to the end-around carry.
+func TestDecTTLEqualsRecompute(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	hdr := make(IPv4, 20)
+	want := make(IPv4, 20)
+	for i := 0; i < 300000; i++ {
+		for j := range hdr {
+			hdr[j] = byte(r.Uint32())
+		}
+		hdr[0] = 0x45
+		hdr[8] = byte(2 + i%254)
+		if i%7 == 0 {
+			clear(hdr[1:8]) // small sums: checksums near 0xffff
+			clear(hdr[12:20])
+		}
+		hdr.SetChecksum()
+		copy(want, hdr)
+		want[8]--
+		want.SetChecksum()
+		if !hdr.DecTTL() || hdr.Checksum() != want.Checksum() || hdr.TTL() != want.TTL() {
+			t.Fatalf("% x: DecTTL gave TTL %d checksum %#04x, recomputed %#04x", want, hdr.TTL(), hdr.Checksum(), want.Checksum())
+		}
+	}
+}
+
+// TestChecksumOKAgrees: the option-less fast path of ChecksumOK says what Checksum(header) == 0 says,
+// for correct headers and for headers with one random bit flipped.
+func TestChecksumOKAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	hdr := make(IPv4, 20)
+	for i := 0; i < 200000; i++ {
+		for j := range hdr {
+			hdr[j] = byte(r.Uint32())
+		}
+		hdr[0] = 0x45
+		if i%5 == 0 {
+			clear(hdr[2:10])
+		}
+		hdr.SetChecksum()
+		if i%2 == 1 {
+			b := 8 + r.IntN(152) // any bit after the version/IHL byte
+			hdr[b/8] ^= 1 << (b % 8)
+		}
+		if got, want := hdr.ChecksumOK(), Checksum(hdr) == 0; got != want {
+			t.Fatalf("% x: ChecksumOK %v, Checksum()==0 %v", hdr, got, want)
+		}
+	}
+}

@@ -93,12 +93,12 @@ func (ip IPv4) Payload() []byte { return ip[ip.HeaderLen():] }
 // ChecksumOK verifies the header checksum.
 func (ip IPv4) ChecksumOK() bool {
 	if len(ip) >= IPv4MinLen && ip[0] == 0x45 {
-		// The common header without options: five 32-bit words, folded (the ones'-complement sum
-		// of 32-bit words folds to that of the 16-bit words).
-		_ = ip[19]
-		s := uint64(binary.BigEndian.Uint32(ip[0:])) + uint64(binary.BigEndian.Uint32(ip[4:])) +
-			uint64(binary.BigEndian.Uint32(ip[8:])) + uint64(binary.BigEndian.Uint32(ip[12:])) +
-			uint64(binary.BigEndian.Uint32(ip[16:]))
+		// The common header without options, read as little-endian words: the ones'-complement sum
+		// commutes with byte swapping (RFC 1071), and a correct header sums to 0xffff either way.
+		h := (*[IPv4MinLen]byte)(ip[:IPv4MinLen])
+		a := binary.LittleEndian.Uint64(h[0:8])
+		b := binary.LittleEndian.Uint64(h[8:16])
+		s := a&0xffffffff + a>>32 + b&0xffffffff + b>>32 + uint64(binary.LittleEndian.Uint32(h[16:20]))
 		return fold(s) == 0xffff
 	}
 	return Checksum(ip[:ip.HeaderLen()]) == 0
@@ -113,13 +113,20 @@ func (ip IPv4) SetChecksum() {
 // DecTTL decrements the TTL and updates the checksum incrementally (RFC 1624). It reports false,
 // changing nothing, when the TTL is already 0 or 1: the packet must not be forwarded.
 func (ip IPv4) DecTTL() bool {
-	ttl := ip[8]
+	h := (*[12]byte)(ip[:12])
+	ttl := h[8]
 	if ttl <= 1 {
 		return false
 	}
-	old := uint16(ttl)<<8 | uint16(ip[9])
-	ip[8] = ttl - 1
-	binary.BigEndian.PutUint16(ip[10:12], Update16(ip.Checksum(), old, old-0x100))
+	h[8] = ttl - 1
+	// The TTL is the high byte of a 16-bit word: it falls by 0x100, so the checksum (the complement
+	// of the sum) rises by 0x100, with the end-around carry; 0xffff (the other zero) becomes 0x0000,
+	// what a full recomputation gives (as Linux's ip_decrease_ttl does).
+	c := uint32(h[10])<<8 | uint32(h[11]) + 0x100
+	if c >= 0xffff {
+		c++
+	}
+	h[10], h[11] = byte(c>>8), byte(c)
 	return true
 }
 
