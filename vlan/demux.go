@@ -381,7 +381,27 @@ func (w *Worker) ClassifyInPlace(port uint16, b *frame.Batch) int {
 				continue
 			}
 		}
-		id1, l2, bad := w.lookup(&d.ports[p], f, f.Data(b.Mem))
+		pt := &d.ports[p]
+		var id1 uint16
+		var l2 int
+		var bad bool
+		if f.Flags&frame.FlagVLAN == 0 && f.Len >= EthLen && int(f.Off)+EthLen <= len(b.Mem) && d.p.n == 0 {
+			// The common frames inline: untagged, or one 802.1Q tag of an interface without
+			// QinQ below it. Everything else (and anything odd) takes lookup.
+			h := (*[EthLen]byte)(b.Mem[f.Off : f.Off+EthLen])
+			t := uint16(h[12])<<8 | uint16(h[13])
+			vid := (uint16(h[14])<<8 | uint16(h[15])) & VIDMask
+			switch e := pt.ctag[vid]; {
+			case t != TPID8021Q && t != TPID8021AD:
+				id1, l2 = pt.untagged, frame.EtherLen
+			case t == TPID8021Q && vid != VIDNone && e>>16 == 0:
+				id1, l2 = uint16(e), EthLen
+			default:
+				id1, l2, bad = w.lookup(pt, f, f.Data(b.Mem))
+			}
+		} else {
+			id1, l2, bad = w.lookup(pt, f, f.Data(b.Mem))
+		}
 		if id1 == 0 {
 			if bad {
 				w.drops.Malformed++
