@@ -161,3 +161,111 @@ func benchSend(b *testing.B, l *link, cfg *Config, size int) {
 	b.ReportMetric(float64(got.Load()-r0)/b.Elapsed().Seconds()/1e6, "rx-Mpps")
 	b.ReportMetric(100*float64(s1.TxDropped-s0.TxDropped)/float64(b.N), "drop-%")
 }
+
+// BenchmarkRecvGeometry receives 60-byte frames over a veth pair with several ring geometries and
+// block timeouts, the sender (a sendmmsg port of this package) pinned to CPU 1 and the receiver to
+// CPU 0, as bench's BenchmarkRecv does. Besides Mpps and the receiving thread's cpu-ns/frame it
+// reports the sender's rate (sent-Mpps), the frames the kernel dropped for want of a free block
+// (drop-%: the receiver was too slow or slept too long), the receiver's wake-ups per second (Recv
+// found nothing and it called Wait) and the longest Wait (max-wait-ms: how long the receiving thread
+// was away, a stall the ring must absorb). One op is one frame received.
+func BenchmarkRecvGeometry(b *testing.B) {
+	l := newLink(b)
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"default", Config{}}, // 128 x 128 KiB, 1 ms
+		{"default-tov64ms", Config{RetireTimeout: 64 * time.Millisecond}},
+		{"16x256KiB-tov1ms", Config{BlockSize: 256 << 10, BlockCount: 16}},
+		{"128x128KiB-tov1ms", Config{BlockSize: 128 << 10, BlockCount: 128}},
+		{"gopacket-geometry-tov1ms", Config{BlockSize: 512 << 10, BlockCount: 128, FrameSize: 4096}},
+		{"gopacket-geometry-tov64ms", Config{BlockSize: 512 << 10, BlockCount: 128, FrameSize: 4096, RetireTimeout: 64 * time.Millisecond}},
+	} {
+		b.Run("rx="+c.name, func(b *testing.B) {
+			cfg := c.cfg
+			benchRecvGeometry(b, l, &cfg)
+		})
+	}
+}
+
+func benchRecvGeometry(b *testing.B, l *link, cfg *Config) {
+	tx := openIn(b, l.nsA, l.ifA, &Config{QdiscBypass: true})
+	rx := openIn(b, l.nsB, l.ifB, cfg)
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256, BufSize: 2048})
+	{
+		all := frame.NewBatch(256)
+		pool.Alloc(all, 256)
+		data := testFrame(1, 60)
+		for i := range all.Frames {
+			all.Frames[i].Resize(60)
+			copy(all.Bytes(i), data)
+		}
+		all.Free()
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pinThread(b, 1)
+		defer runtime.UnlockOSThread()
+		sb := frame.NewBatch(64)
+		for !stop.Load() {
+			n, _ := pool.Alloc(sb, 64)
+			for i := range n {
+				sb.Frames[i].Resize(60)
+			}
+			tx.Send(sb)
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+	pinThread(b, 0)
+	defer runtime.UnlockOSThread()
+	batch := frame.NewBatch(64)
+	var sink byte
+	waits := 0
+	var maxWait time.Duration
+	recv := func(n int) {
+		for got := 0; got < n; {
+			k, err := rx.Recv(batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if k == 0 {
+				waits++
+				t0 := time.Now()
+				if err := rx.Wait(int64(100 * time.Millisecond)); err != nil {
+					b.Fatal(err)
+				}
+				if d := time.Since(t0); d > maxWait {
+					maxWait = d
+				}
+				continue
+			}
+			for i := range batch.Frames {
+				sink ^= batch.Mem[batch.Frames[i].Off]
+			}
+			got += k
+			batch.Free()
+		}
+	}
+	recv(100000) // warm up
+	rs0, ts0 := rx.RingStats(), tx.Stats()
+	waits, maxWait = 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	m := benchutil.Start(b)
+	recv(b.N)
+	b.StopTimer()
+	m.Report(b, b.N)
+	rs1, ts1 := rx.RingStats(), tx.Stats()
+	el := b.Elapsed().Seconds()
+	b.ReportMetric(float64(ts1.TxPackets-ts0.TxPackets)/el/1e6, "sent-Mpps")
+	if p := rs1.Packets - rs0.Packets; p > 0 {
+		b.ReportMetric(100*float64(rs1.Drops-rs0.Drops)/float64(p), "drop-%")
+	}
+	b.ReportMetric(float64(waits)/el, "waits/s")
+	b.ReportMetric(float64(maxWait.Microseconds())/1000, "max-wait-ms")
+	_ = sink
+}

@@ -8,9 +8,13 @@ import (
 
 // Defaults for a nil or zero Config.
 const (
-	DefaultBlockSize     = 256 << 10 // bytes per RX ring block
-	DefaultBlockCount    = 16        // blocks per RX ring (4 MiB: small enough to stay in cache)
-	DefaultFrameSize     = 2048      // nominal tp_frame_size (TPACKET_V3 places frames back to back)
+	DefaultBlockSize = 128 << 10 // bytes per RX ring block (~900 frames of 60 bytes)
+	// DefaultBlockCount is the number of RX ring blocks (16 MiB in all). With a short RetireTimeout
+	// the kernel hands blocks over part-full, so the ring holds BlockCount x RetireTimeout of traffic
+	// at most whatever its size: 128 blocks bear a consumer stalled for ~100 ms at 1 Mpps (16 blocks,
+	// the old default, dropped frames after a 16 ms stall; see bench/RX.md).
+	DefaultBlockCount    = 128
+	DefaultFrameSize     = 2048 // nominal tp_frame_size (TPACKET_V3 places frames back to back)
 	DefaultRetireTimeout = time.Millisecond
 	// RingHeadroom is the headroom every received frame has with no PACKET_RESERVE: the TPACKET_V3
 	// layout puts the frame 34 bytes after its 48-byte header (the sockaddr_ll and alignment), and
