@@ -40,6 +40,9 @@ var txModes = []struct {
 }{
 	{"sendmmsg", nil},
 	{"txring", &Config{TxRing: &TxRing{}}},
+	// A small ring (batches wrap around it), PACKET_QDISC_BYPASS and PACKET_RESERVE (which the
+	// kernel also checks TX slots against).
+	{"txring-small-bypass-reserve", &Config{TxRing: &TxRing{Frames: 24, FrameSize: 1600}, QdiscBypass: true, Headroom: 64}},
 }
 
 func openIn(t testing.TB, ns *nettest.NS, ifname string, cfg *Config) *Port {
