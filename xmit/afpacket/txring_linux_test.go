@@ -40,7 +40,8 @@ func TestTxRingConfig(t *testing.T) {
 
 // TestTxRingFull holds every slot of a small TX ring in flight (a token bucket on the sending veth
 // keeps the skbs, so the kernel cannot give the slots back): Send must not hang, must count what did
-// not fit, release every frame, and recover once the slots come back.
+// not fit, release every frame, and recover once the slots come back. With QdiscBypass the bucket
+// is skipped and nothing is held.
 func TestTxRingFull(t *testing.T) {
 	l := newLink(t)
 	const slots = 16
@@ -81,6 +82,21 @@ func TestTxRingFull(t *testing.T) {
 		}
 		a.Close()
 		b.Close()
+	}
+	// PACKET_QDISC_BYPASS on the TX ring: the same token bucket holds nothing, every frame goes.
+	a := openIn(t, l.nsA, l.ifA, &Config{TxRing: &TxRing{Frames: slots}, QdiscBypass: true})
+	b := openIn(t, l.nsB, l.ifB, nil)
+	l.nsA.Exec(t, "tc", "qdisc", "add", "dev", l.ifA, "root", "tbf", "rate", "8kbit", "burst", "1600", "limit", "1000000")
+	pool, _ := frame.NewPool(nil)
+	var tx []txFrame
+	for i := range 200 {
+		tx = append(tx, txFrame{data: testFrame(uint32(i), 1000)})
+	}
+	if k := sendFrames(t, a, pool, tx); k != len(tx) {
+		t.Fatalf("QdiscBypass: sent %d of %d (%+v): the qdisc held the frames", k, len(tx), a.Stats())
+	}
+	if got := recvFrames(t, b, len(tx), 2*time.Second); len(got) != len(tx) {
+		t.Fatalf("QdiscBypass: received %d of %d", len(got), len(tx))
 	}
 }
 
