@@ -370,25 +370,30 @@ func (w *Worker) ClassifyInPlace(port uint16, b *frame.Batch) int {
 		return 0
 	}
 	fr := b.Frames
+	mem := b.Mem
+	var fixed *portTable // the port's table when all frames come from one port
+	if port != PerFramePort {
+		fixed = &d.ports[port]
+	}
+	fast := d.p.n == 0 // no extra TPIDs: the inline path below knows every TPID
 	k := 0
 	for i := range fr {
 		f := &fr[i]
-		p := port
-		if p == PerFramePort {
-			p = f.Port
-			if int(p) >= len(d.ports) {
+		pt := fixed
+		if pt == nil {
+			if int(f.Port) >= len(d.ports) {
 				w.drops.UnknownVLAN++
 				continue
 			}
+			pt = &d.ports[f.Port]
 		}
-		pt := &d.ports[p]
 		var id1 uint16
 		var l2 int
 		var bad bool
-		if f.Flags&frame.FlagVLAN == 0 && f.Len >= EthLen && int(f.Off)+EthLen <= len(b.Mem) && d.p.n == 0 {
+		if off := int(f.Off); fast && f.Flags&frame.FlagVLAN == 0 && f.Len >= EthLen && off+EthLen <= len(mem) {
 			// The common frames inline: untagged, or one 802.1Q tag of an interface without
 			// QinQ below it. Everything else (and anything odd) takes lookup.
-			h := (*[EthLen]byte)(b.Mem[f.Off : f.Off+EthLen])
+			h := (*[EthLen]byte)(mem[off : off+EthLen])
 			t := uint16(h[12])<<8 | uint16(h[13])
 			vid := (uint16(h[14])<<8 | uint16(h[15])) & VIDMask
 			switch e := pt.ctag[vid]; {
@@ -397,10 +402,10 @@ func (w *Worker) ClassifyInPlace(port uint16, b *frame.Batch) int {
 			case t == TPID8021Q && vid != VIDNone && e>>16 == 0:
 				id1, l2 = uint16(e), EthLen
 			default:
-				id1, l2, bad = w.lookup(pt, f, f.Data(b.Mem))
+				id1, l2, bad = w.lookup(pt, f, f.Data(mem))
 			}
 		} else {
-			id1, l2, bad = w.lookup(pt, f, f.Data(b.Mem))
+			id1, l2, bad = w.lookup(pt, f, f.Data(mem))
 		}
 		if id1 == 0 {
 			if bad {
