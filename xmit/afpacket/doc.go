@@ -40,11 +40,11 @@
 // Frames the kernel does not take are taken back from the ring and counted, so no slot is left
 // pending between calls.
 //
-// Which is faster on veth (BenchmarkSend, both paths side by side in one run, 16 interleaved runs,
-// medians; bench/TX.md has the command and the table): the TX ring spends 19 % less CPU of the
-// sending thread per frame with 60-byte frames and 13 % less with 1500-byte frames (p < 0.01), but
-// delivers no more frames per second of wall time (1.01x at 60 bytes, 0.87x at 1500 bytes, neither
-// significant on the shared 2-CPU machine it was measured on). Since it is not faster and costs a
+// Which is faster on veth (BenchmarkSend, both paths side by side, 24 interleaved runs, medians;
+// bench/TX.md has the command and the table): the TX ring spends 18 % less CPU of the sending thread
+// per frame with 60-byte frames and 12 % less with 1500-byte frames, but it sends no more frames per
+// second of wall time: 1.00x with 60-byte frames, 0.87x with 1500-byte frames (both significant
+// at p < 0.04 except the 60-byte Mpps, on a shared 2-CPU machine). Since it is not faster and costs a
 // user-space copy of every forwarded frame (sendmmsg forwards from the receive ring without one),
 // sendmmsg stays the default; the TX ring is the choice when the sending core's CPU time is what
 // runs out.
