@@ -43,8 +43,8 @@
 // Which is faster on veth (BenchmarkSend, both paths side by side, 24 interleaved runs, medians;
 // bench/TX.md has the command and the table): the TX ring spends 18 % less CPU of the sending thread
 // per frame with 60-byte frames and 12 % less with 1500-byte frames, but it sends no more frames per
-// second of wall time: 1.00x with 60-byte frames, 0.87x with 1500-byte frames (both significant
-// at p < 0.04 except the 60-byte Mpps, on a shared 2-CPU machine). Since it is not faster and costs a
+// second of wall time: 1.00x with 60-byte frames, 0.87x with 1500-byte frames (on a shared 2-CPU
+// machine; every difference here has p < 0.04 but the 60-byte Mpps). Since it is not faster and costs a
 // user-space copy of every forwarded frame (sendmmsg forwards from the receive ring without one),
 // sendmmsg stays the default; the TX ring is the choice when the sending core's CPU time is what
 // runs out.
