@@ -79,15 +79,62 @@ func BenchmarkDecode(b *testing.B) {
 			tg := mustTagger(b, name)
 			rx, _, _ := benchFrames(name)
 			r := newRing(b, rx)
+			var in Info
 			b.ReportAllocs()
 			m := benchutil.Start(b)
 			done := 0
 			for done < b.N {
 				r.restore()
 				for i := range nframes {
-					if _, err := tg.Decode(r.b, i); err != nil {
+					if err := tg.Decode(r.b, i, &in); err != nil {
 						b.Fatal(err)
 					}
+				}
+				done += nframes
+			}
+			m.Report(b, done)
+		})
+	}
+}
+
+// BenchmarkDecodeBatch is BenchmarkDecode through DecodeBatch: one call per 64 frames.
+func BenchmarkDecodeBatch(b *testing.B) {
+	for _, name := range Names() {
+		b.Run("tagger="+name, func(b *testing.B) {
+			tg := mustTagger(b, name)
+			rx, _, _ := benchFrames(name)
+			r := newRing(b, rx)
+			ins, rs := make([]Info, nframes), make([]Reason, nframes)
+			b.ReportAllocs()
+			m := benchutil.Start(b)
+			done := 0
+			for done < b.N {
+				r.restore()
+				if tg.DecodeBatch(r.b, ins, rs) != nframes {
+					b.Fatal(rs[0])
+				}
+				done += nframes
+			}
+			m.Report(b, done)
+		})
+	}
+}
+
+// BenchmarkEncodeBatch is BenchmarkEncode through EncodeBatch: one call per 64 frames.
+func BenchmarkEncodeBatch(b *testing.B) {
+	for _, name := range Names() {
+		b.Run("tagger="+name, func(b *testing.B) {
+			tg := mustTagger(b, name)
+			_, tx, port := benchFrames(name)
+			r := newRing(b, tx)
+			rs := make([]Reason, nframes)
+			b.ReportAllocs()
+			m := benchutil.Start(b)
+			done := 0
+			for done < b.N {
+				r.restore()
+				if tg.EncodeBatch(r.b, To(port), rs) != nframes {
+					b.Fatal(rs[0])
 				}
 				done += nframes
 			}
@@ -143,10 +190,11 @@ func BenchmarkParse(b *testing.B) {
 			for i := range views {
 				views[i] = r.b.Bytes(i)
 			}
+			var in Info
 			b.ReportAllocs()
 			m := benchutil.Start(b)
 			for i := 0; i < b.N; i++ {
-				if _, err := tg.Parse(views[i&(nframes-1)]); err != nil {
+				if err := tg.Parse(views[i&(nframes-1)], &in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -84,6 +84,8 @@ type Conduit struct {
 	touched  []uint16
 	dropPend [NumReasons]uint64
 	scratch  []frame.Frame
+	ins      []Info   // Recv: the Info of each frame of the chunk being demultiplexed
+	rs       []Reason // Recv: its outcome
 }
 
 const scratchCap = 256
@@ -111,6 +113,7 @@ func NewConduit(cfg Config) (*Conduit, error) {
 		stats: make([]portCounters, n), tsPort: make([]atomic.Bool, n),
 		pend: make([]portDelta, n), touched: make([]uint16, 0, n),
 		scratch: make([]frame.Frame, 0, scratchCap),
+		ins:     make([]Info, scratchCap), rs: make([]Reason, scratchCap),
 	}
 	if cd, ok := cfg.Tagger.(*codec); ok {
 		c.c = cd
@@ -200,17 +203,34 @@ func (c *Conduit) Recv(b *frame.Batch, drop *frame.Batch) int {
 	mem := b.Mem
 	ts := ptpCompiled && c.tsOn.Load() != 0
 	keep := 0
-	for i := range fr {
-		f := &fr[i]
-		var in Info
-		var r Reason
+	for s := 0; s < len(fr); s += scratchCap {
+		chunk := fr[s:min(s+scratchCap, len(fr))]
+		ins, rs := c.ins[:len(chunk)], c.rs[:len(chunk)]
 		if c.c != nil {
-			r = c.c.decode(mem, f, &in)
+			c.c.decodeBatch(mem, chunk, ins, rs) // the format chosen once per chunk
 		} else {
-			var err error
-			in, err = c.t.Decode(b, i)
-			r = reasonOf(err)
+			for j := range chunk {
+				rs[j] = reasonOf(c.t.Decode(b, s+j, &ins[j]))
+			}
 		}
+		keep = c.demux(b, drop, s, keep, ts)
+	}
+	b.Frames = fr[:keep]
+	c.finish(b, &c.rxDrop)
+	return keep
+}
+
+// demux is Recv's second pass over the chunk of b starting at frame s, decoded into c.ins and
+// c.rs: it maps each decoded frame to its user port, counts it and moves it to fr[keep], and
+// stashes the failures. It returns the new keep.
+func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
+	fr := b.Frames
+	chunk := fr[s:min(s+scratchCap, len(fr))]
+	ins, rs := c.ins[:len(chunk)], c.rs[:len(chunk)]
+	for j := range chunk {
+		f := &chunk[j]
+		in := &ins[j]
+		r := rs[j]
 		u := 0
 		if r == ReasonNone {
 			switch {
@@ -232,7 +252,7 @@ func (c *Conduit) Recv(b *frame.Batch, drop *frame.Batch) int {
 		}
 		f.Port = uint16(u)
 		d := &c.pend[u]
-		if *d == (portDelta{}) {
+		if d.rxFrames == 0 { // Recv touches only rx counters, all zero until the port's first frame
 			c.touched = append(c.touched, uint16(u))
 		}
 		d.rxFrames++
@@ -241,13 +261,11 @@ func (c *Conduit) Recv(b *frame.Batch, drop *frame.Batch) int {
 			d.rxTrapped++
 		}
 		if ts && c.tsPort[u].Load() {
-			stamp(mem, f, in, d)
+			stamp(b.Mem, f, in, d)
 		}
 		fr[keep] = *f
 		keep++
 	}
-	b.Frames = fr[:keep]
-	c.finish(b, &c.rxDrop)
 	return keep
 }
 
@@ -401,7 +419,7 @@ func (c *Conduit) finish(b *frame.Batch, drops *[NumReasons]atomic.Uint64) {
 }
 
 // stamp is the optional per-frame PTP work: classify, count, hand the tag's timestamp on.
-func stamp(mem []byte, f *frame.Frame, in Info, d *portDelta) {
+func stamp(mem []byte, f *frame.Frame, in *Info, d *portDelta) {
 	if !IsPTPEvent(f.Data(mem)) {
 		return
 	}

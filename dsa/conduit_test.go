@@ -263,14 +263,32 @@ func TestAllocs(t *testing.T) {
 		rx := naiveRx(name, hx(inner), 0, port)
 		_, b := oneFrame(t, rx)
 		orig := b.Frames[0]
+		in := new(Info)
 		if a := testing.AllocsPerRun(100, func() {
 			b.Frames[0] = orig
 			setFrame(b, 0, rx)
-			if _, err := tg.Decode(b, 0); err != nil {
+			if err := tg.Decode(b, 0, in); err != nil {
 				t.Fatal(err)
 			}
 		}); a != 0 {
 			t.Errorf("%s Decode: %v allocs", name, a)
+		}
+		if a := testing.AllocsPerRun(100, func() {
+			if err := tg.Parse(rx, in); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("%s Parse: %v allocs", name, a)
+		}
+		ins, rs := make([]Info, 1), make([]Reason, 1)
+		if a := testing.AllocsPerRun(100, func() {
+			b.Frames[0] = orig
+			setFrame(b, 0, rx)
+			if tg.DecodeBatch(b, ins, rs) != 1 {
+				t.Fatal(rs[0])
+			}
+		}); a != 0 {
+			t.Errorf("%s DecodeBatch: %v allocs", name, a)
 		}
 		tx := hx(inner)
 		if a := testing.AllocsPerRun(100, func() {
@@ -281,6 +299,15 @@ func TestAllocs(t *testing.T) {
 			}
 		}); a != 0 {
 			t.Errorf("%s Encode: %v allocs", name, a)
+		}
+		if a := testing.AllocsPerRun(100, func() {
+			b.Frames[0] = orig
+			setFrame(b, 0, tx)
+			if tg.EncodeBatch(b, To(port), rs) != 1 {
+				t.Fatal(rs[0])
+			}
+		}); a != 0 {
+			t.Errorf("%s EncodeBatch: %v allocs", name, a)
 		}
 	}
 	// The conduit, with timestamping on and with drops.

@@ -216,15 +216,29 @@ type Spec struct {
 //
 // Decode and Encode work in place on frame i of a batch: Decode strips the tag (moving the 12 MAC
 // bytes when the tag sits after the source address, pulling the head or trimming the tail
-// otherwise); Encode pads if the format needs it and writes the tag into the headroom or tailroom.
-// Both allocate nothing, never panic on any bytes, and leave the frame untouched when they fail.
-// Parse is the read-only form of Decode over plain bytes.
+// otherwise) and fills in *in; Encode pads if the format needs it and writes the tag into the
+// headroom or tailroom. Both allocate nothing, never panic on any bytes, and leave the frame
+// untouched when they fail (*in is then unspecified). Parse is the read-only form of Decode over
+// plain bytes.
+//
+// Decode fills the caller's Info rather than returning one: the callee writes the fields it knows
+// with narrow stores and the caller reads the ones it needs, so no wide copy of freshly written
+// bytes stalls on store forwarding (as vlan.Parse does with its *Header).
+//
+// DecodeBatch and EncodeBatch are the batch forms: the format is chosen once per batch, not per
+// frame. DecodeBatch decodes every frame of b in place as Decode does, storing frame i's Info in
+// ins[i] and its outcome in rs[i] (ReasonNone: decoded; otherwise the frame is unchanged);
+// EncodeBatch tags every frame toward d (validated once), storing each outcome in rs[i]. ins and
+// rs must hold at least b.Len() entries. Both return the number of frames that succeeded; frames
+// stay where they are (filtering the failures out is the caller's choice, as Conduit.Recv does).
 type Tagger interface {
 	Name() string
 	Spec() Spec
-	Parse(frame []byte) (Info, error)
-	Decode(b *frame.Batch, i int) (Info, error)
+	Parse(frame []byte, in *Info) error
+	Decode(b *frame.Batch, i int, in *Info) error
 	Encode(b *frame.Batch, i int, d Dest) error
+	DecodeBatch(b *frame.Batch, ins []Info, rs []Reason) int
+	EncodeBatch(b *frame.Batch, d Dest, rs []Reason) int
 }
 
 // ByName returns the tagger with the given Linux tag protocol name, e.g. "edsa", "brcm-prepend",

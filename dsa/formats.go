@@ -22,8 +22,6 @@ const (
 )
 
 // parseMarvell: the 4-byte DSA tag sits at p[12+extra:]; edsa (extra 4) puts 0xDADA 0x0000 first.
-//
-//	b0: cmd[7:6] tagged[5] dev[4:0]   b1: port[7:3] trunk/code[2:1] CFI[0]   b2-b3: VID, CFI slot b2.4
 func parseMarvell(p []byte, extra int, in *Info) Reason {
 	if len(p) < minFrame+4+extra {
 		return ReasonTruncated
@@ -33,19 +31,25 @@ func parseMarvell(p []byte, extra int, in *Info) Reason {
 		// untagged frame is not misread as a tag.
 		return ReasonNotTagged
 	}
-	h := p[12+extra : 16+extra]
-	*in = Info{TagLen: uint8(4 + extra)}
-	switch h[0] >> 6 {
+	return mvInfo(be32(p[12+extra:16+extra]), uint8(4+extra), in)
+}
+
+// mvInfo reads the DSA tag w (big-endian, b0 in bits 31-24):
+//
+//	b0: cmd[7:6] tagged[5] dev[4:0]   b1: port[7:3] trunk/code[2:1] CFI[0]   b2-b3: VID, CFI slot b2.4
+func mvInfo(w uint32, tagLen uint8, in *Info) Reason {
+	var fl InfoFlags
+	var code uint8
+	switch w >> 30 {
 	case mvCmdForward:
-		if h[1]&4 != 0 {
-			in.Flags |= InfoTrunk
+		if w&(4<<16) != 0 {
+			fl = InfoTrunk
 		}
 	case mvCmdToCPU:
-		code := h[1]&6 | (h[2]>>4)&1
-		in.Code = code
+		code = uint8(w>>16)&6 | uint8(w>>12)&1
 		switch code {
 		case 0, 2, 3: // MGMT_TRAP, IGMP_MLD_TRAP, POLICY_TRAP: not forwarded by hardware
-			in.Flags |= InfoTrapped
+			fl = InfoTrapped
 		case 4, 5: // ARP_MIRROR, POLICY_MIRROR: hardware forwarded it too
 		default: // FRAME2REG (remote management), reserved 6 and 7: Linux drops these
 			return ReasonUnsupported
@@ -55,18 +59,14 @@ func parseMarvell(p []byte, extra int, in *Info) Reason {
 	default: // FROM_CPU never comes from the switch
 		return ReasonBadTag
 	}
-	in.Switch = h[0] & 0x1f
-	in.Port = uint16(h[1]>>3) & 0x1f
-	if h[0]&0x20 != 0 {
+	var tpid, tci uint16
+	if w&(0x20<<24) != 0 {
 		// Tagged: b2-b3 are the frame's TCI with the CFI bit moved to b1.0.
-		tci := uint16(h[2]&^0x10)<<8 | uint16(h[3])
-		if h[1]&1 != 0 {
-			tci |= 0x1000
-		}
-		in.Flags |= InfoVLAN
-		in.TPID = frame.TypeVLAN
-		in.TCI = tci
+		tci = uint16(w)&^0x1000 | uint16(w>>4)&0x1000
+		fl |= InfoVLAN
+		tpid = frame.TypeVLAN
 	}
+	*in = Info{Port: uint16(w>>19) & 0x1f, Switch: uint8(w>>24) & 0x1f, TagLen: tagLen, Flags: fl, Code: code, TPID: tpid, TCI: tci}
 	return ReasonNone
 }
 
@@ -134,11 +134,14 @@ func parseBrcm(p []byte, off int, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	t := p[off : off+4]
-	if t[0]>>5 != 0 || t[2]&0xc0 != 0 {
+	return brcmInfo(be32(p[off:off+4]), in)
+}
+
+func brcmInfo(w uint32, in *Info) Reason {
+	if w>>29 != 0 || w&0xc000 != 0 {
 		return ReasonBadTag
 	}
-	*in = Info{TagLen: 4, Port: uint16(t[3] & 0x1f), Code: t[2]}
+	*in = Info{TagLen: 4, Port: uint16(w) & 0x1f, Code: uint8(w >> 8)}
 	return ReasonNone
 }
 
@@ -172,12 +175,16 @@ func parseQCA(p []byte, in *Info) Reason {
 	if len(p) < minFrame+2 {
 		return ReasonTruncated
 	}
-	h := be16(p[12:14])
+	return qcaInfo(be16(p[12:14]), in)
+}
+
+func qcaInfo(h uint16, in *Info) Reason {
 	if h>>14 != 2 {
 		return ReasonBadTag
 	}
-	*in = Info{TagLen: 2, Code: uint8(h>>6) & 0x1f, Port: h & 7}
-	if in.Code == 1 || in.Code == 2 {
+	code := uint8(h>>6) & 0x1f
+	*in = Info{TagLen: 2, Code: code, Port: h & 7}
+	if code == 1 || code == 2 {
 		return ReasonUnsupported
 	}
 	return ReasonNone
@@ -278,16 +285,14 @@ func parseKSZ9477(p []byte, in *Info) Reason {
 		return ReasonTruncated
 	}
 	t := p[n-1]
-	*in = Info{TagLen: 1, Port: uint16(t & 7)}
-	if t&0x80 != 0 {
-		if n < minFrame+5 {
-			return ReasonTruncated
-		}
-		ts := p[n-5 : n-1]
-		in.TagLen = 5
-		in.Flags |= InfoTimestamp
-		in.Timestamp = uint32(ts[0])<<24 | uint32(ts[1])<<16 | uint32(ts[2])<<8 | uint32(ts[3])
+	if t&0x80 == 0 {
+		*in = Info{TagLen: 1, Port: uint16(t & 7)}
+		return ReasonNone
 	}
+	if n < minFrame+5 {
+		return ReasonTruncated
+	}
+	*in = Info{TagLen: 5, Port: uint16(t & 7), Flags: InfoTimestamp, Timestamp: be32(p[n-5 : n-1])}
 	return ReasonNone
 }
 
@@ -358,14 +363,17 @@ func parseRTL4A(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	if be16(p[12:14]) != ethPRealtek {
+	return rtl4aInfo(be32(p[12:16]), in)
+}
+
+func rtl4aInfo(w uint32, in *Info) Reason {
+	if w>>16 != ethPRealtek {
 		return ReasonNotTagged
 	}
-	w := be16(p[14:16])
-	if w>>12 != 0xa {
+	if w>>12&0xf != 0xa {
 		return ReasonBadTag
 	}
-	*in = Info{TagLen: 4, Port: w & 0xff}
+	*in = Info{TagLen: 4, Port: uint16(w) & 0xff}
 	return ReasonNone
 }
 
@@ -390,13 +398,19 @@ func parseRTL84(p []byte, off int, in *Info) Reason {
 		return ReasonTruncated
 	}
 	t := p[off : off+8]
-	if be16(t[0:2]) != ethPRealtek || t[2] != 0x04 {
+	return rtl84Info(be32(t[0:4]), t[7], in)
+}
+
+// rtl84Info reads the first word of the tag and its last byte.
+func rtl84Info(w uint32, last byte, in *Info) Reason {
+	if w>>8 != ethPRealtek<<8|0x04 {
 		return ReasonBadTag
 	}
-	*in = Info{TagLen: 8, Code: t[3], Port: uint16(t[7] & 0xf)}
-	if t[3] == 80 { // RTL8_4_REASON_TRAP is decimal 80
-		in.Flags |= InfoTrapped
+	var fl InfoFlags
+	if uint8(w) == 80 { // RTL8_4_REASON_TRAP is decimal 80
+		fl = InfoTrapped
 	}
+	*in = Info{TagLen: 8, Code: uint8(w), Port: uint16(last & 0xf), Flags: fl}
 	return ReasonNone
 }
 
@@ -455,21 +469,20 @@ func parse8021Q(p []byte, tpid uint16, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	if be16(p[12:14]) != tpid {
+	return q8021Info(be32(p[12:16]), tpid, in)
+}
+
+func q8021Info(w uint32, tpid uint16, in *Info) Reason {
+	tci := uint16(w)
+	if w>>16 != uint32(tpid) || tci>>10&3 != 3 { // vid_is_dsa_8021q
 		return ReasonNotTagged
 	}
-	tci := be16(p[14:16])
-	sw, port, vbid, ok := ParseTag8021QVID(tci)
-	if !ok {
-		return ReasonNotTagged
-	}
-	*in = Info{TagLen: 4, TCI: tci}
+	vbid := uint8(tci>>7)&4 | uint8(tci>>4)&3
 	if vbid != 0 {
-		in.Flags |= InfoBridge
-		in.Code = uint8(vbid)
+		*in = Info{TagLen: 4, TCI: tci, Flags: InfoBridge, Code: vbid}
 		return ReasonNone
 	}
-	in.Switch, in.Port = uint8(sw), uint16(port)
+	*in = Info{TagLen: 4, TCI: tci, Switch: uint8(tci>>6) & 7, Port: tci & 0xf}
 	return ReasonNone
 }
 
@@ -502,7 +515,10 @@ func parseAR9331(p []byte, in *Info) Reason {
 	if len(p) < minFrame+2 {
 		return ReasonTruncated
 	}
-	h := uint16(p[0]) | uint16(p[1])<<8
+	return ar9331Info(uint16(p[0])|uint16(p[1])<<8, in)
+}
+
+func ar9331Info(h uint16, in *Info) Reason {
 	if h>>14 != 1 || h&(1<<6) != 0 {
 		return ReasonBadTag
 	}
@@ -565,14 +581,19 @@ func parseLAN9303(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	if be16(p[12:14]) != frame.TypeVLAN {
+	return lan9303Info(be32(p[12:16]), in)
+}
+
+func lan9303Info(w uint32, in *Info) Reason {
+	if w>>16 != uint32(frame.TypeVLAN) {
 		return ReasonBadTag
 	}
-	v := be16(p[14:16])
-	*in = Info{TagLen: 4, Port: v & 3, Code: uint8(v)}
+	v := uint16(w)
+	var fl InfoFlags
 	if v&0x18 != 0 {
-		in.Flags |= InfoTrapped
+		fl = InfoTrapped
 	}
+	*in = Info{TagLen: 4, Port: v & 3, Code: uint8(v), Flags: fl}
 	return ReasonNone
 }
 
@@ -596,11 +617,14 @@ func parseTrailer(p []byte, in *Info) Reason {
 	if n < minFrame+4 {
 		return ReasonTruncated
 	}
-	t := p[n-4 : n]
-	if t[0] != 0x80 || t[1]&0xf8 != 0 || t[2]&0xef != 0 || t[3] != 0 {
+	return trailerInfo(be32(p[n-4:n]), in)
+}
+
+func trailerInfo(w uint32, in *Info) Reason {
+	if w&0xfff8efff != 0x80000000 {
 		return ReasonBadTag
 	}
-	*in = Info{TagLen: 4, Port: uint16(t[1] & 7)}
+	*in = Info{TagLen: 4, Port: uint16(w>>16) & 7}
 	return ReasonNone
 }
 

@@ -28,7 +28,7 @@ func fuzzTagger(f *testing.F, name string) {
 		if len(data) > 1500 {
 			return
 		}
-		pin, perr := tg.Parse(data)
+		pin, perr := parseInfo(tg, data)
 		_, b := oneFrame(t, data)
 		fr := &b.Frames[0]
 		if flags&0x80 != 0 {
@@ -39,7 +39,7 @@ func fuzzTagger(f *testing.F, name string) {
 			}
 		}
 		before := *fr
-		in, err := tg.Decode(b, 0)
+		in, err := decodeInfo(tg, b, 0)
 		if err != perr || (err == nil && in != pin) {
 			t.Fatalf("Decode %+v %v, Parse %+v %v", in, err, pin, perr)
 		}
@@ -55,6 +55,16 @@ func fuzzTagger(f *testing.F, name string) {
 				t.Fatalf("TagLen %d > RxLen %d", in.TagLen, spec.RxLen)
 			}
 		}
+		// DecodeBatch agrees with Decode: outcome, Info, descriptor and bytes.
+		afterFr, afterBytes := *fr, append([]byte(nil), b.Bytes(0)...)
+		*fr = before
+		setFrame(b, 0, data)
+		ins, rs := make([]Info, 1), make([]Reason, 1)
+		n := tg.DecodeBatch(b, ins, rs)
+		if rs[0].Err() != err || (n == 1) != (err == nil) || *fr != afterFr || !bytes.Equal(b.Bytes(0), afterBytes) ||
+			(err == nil && ins[0] != in) {
+			t.Fatalf("DecodeBatch %d %v %+v, Decode %v %+v", n, rs[0], ins[0], err, in)
+		}
 		// Encode the original bytes.
 		*fr = before
 		setFrame(b, 0, data)
@@ -65,6 +75,14 @@ func fuzzTagger(f *testing.F, name string) {
 		}
 		pre := *fr
 		err = tg.Encode(b, 0, d)
+		// EncodeBatch agrees with Encode.
+		encFr, encBytes := *fr, append([]byte(nil), b.Bytes(0)...)
+		*fr = pre
+		setFrame(b, 0, data)
+		n = tg.EncodeBatch(b, d, rs)
+		if rs[0].Err() != err || (n == 1) != (err == nil) || *fr != encFr || !bytes.Equal(b.Bytes(0), encBytes) {
+			t.Fatalf("EncodeBatch %d %v, Encode %v", n, rs[0], err)
+		}
 		if err != nil {
 			if *fr != pre || !bytes.Equal(b.Bytes(0), data) {
 				t.Fatal("failed Encode changed the frame")

@@ -67,3 +67,17 @@ func mustTagger(t testing.TB, name string) Tagger {
 	}
 	return tg
 }
+
+// decodeInfo is Tagger.Decode returning the Info, for tests that compare it.
+func decodeInfo(tg Tagger, b *frame.Batch, i int) (Info, error) {
+	var in Info
+	err := tg.Decode(b, i, &in)
+	return in, err
+}
+
+// parseInfo is Tagger.Parse returning the Info.
+func parseInfo(tg Tagger, p []byte) (Info, error) {
+	var in Info
+	err := tg.Parse(p, &in)
+	return in, err
+}

@@ -156,7 +156,7 @@ func TestOracleRoundTrip(t *testing.T) {
 				}
 				// RX: the switch's frame decodes to the inner frame and the source port.
 				_, b := oneFrame(t, naiveRx(name, inner, sw, port))
-				in, err := tg.Decode(b, 0)
+				in, err := decodeInfo(tg, b, 0)
 				if err != nil || int(in.Port) != port || int(in.Switch) != sw || !bytes.Equal(b.Bytes(0), inner) {
 					t.Fatalf("rx port %d sw %d: %+v %v\n got % x\nwant % x", port, sw, in, err, b.Bytes(0), inner)
 				}
@@ -207,7 +207,7 @@ func TestSymmetricRoundTrip(t *testing.T) {
 			if err := tg.Encode(b, 0, d); err != nil {
 				t.Fatal(c.name, err)
 			}
-			in, err := tg.Decode(b, 0)
+			in, err := decodeInfo(tg, b, 0)
 			if err != nil || int(in.Port) != port || (c.name != "lan9303" && in.Switch != d.Switch) ||
 				!bytes.Equal(b.Bytes(0), inner) {
 				t.Fatalf("%s: %+v %v", c.name, in, err)
@@ -252,7 +252,7 @@ func TestGopacketInner(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tg := mustTagger(t, name)
 			_, b := oneFrame(t, naiveRx(name, inner, 0, 1%max(1, min(tg.Spec().Ports, rxWidth[name]))))
-			if _, err := tg.Decode(b, 0); err != nil {
+			if _, err := decodeInfo(tg, b, 0); err != nil {
 				t.Fatal(err)
 			}
 			check(t, b.Bytes(0), -1)
@@ -262,7 +262,7 @@ func TestGopacketInner(t *testing.T) {
 	tg := mustTagger(t, "edsa")
 	tagged := cat(inner[:12], []byte{0xda, 0xda, 0, 0, 3<<6 | 0x20, 2 << 3, 0, 42}, inner[12:])
 	_, b := oneFrame(t, tagged)
-	if _, err := tg.Decode(b, 0); err != nil {
+	if _, err := decodeInfo(tg, b, 0); err != nil {
 		t.Fatal(err)
 	}
 	check(t, b.Bytes(0), 42)

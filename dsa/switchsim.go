@@ -392,7 +392,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		if off == 0 {
 			f.PullHead(4)
 		} else {
-			stripSA(mem, f, 4)
+			swStripSA(mem, f, 4)
 		}
 	case kQCA:
 		h := be16(p[12:14])
@@ -401,7 +401,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		}
 		d.Prio = uint8(h>>11) & 7
 		d.Ports = PortMask(h & 0x7f)
-		stripSA(mem, f, 2)
+		swStripSA(mem, f, 2)
 	case kMTK:
 		b1 := p[13]
 		if b1&0x40 != 0 {
@@ -413,7 +413,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		}
 		switch p[12] {
 		case mtkUntagged:
-			stripSA(mem, f, 4)
+			swStripSA(mem, f, 4)
 		case mtkTag8100:
 			p[12], p[13] = 0x81, 0x00
 		case mtkTag88A8:
@@ -464,7 +464,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 			return ReasonBadTag
 		}
 		d.Ports = PortMask(w & 0xff)
-		stripSA(mem, f, 4)
+		swStripSA(mem, f, 4)
 	case kRTL84, kRTL84T:
 		off := 12
 		if s.c.kind == kRTL84T {
@@ -476,7 +476,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		}
 		d.Ports = PortMask(be16(t[6:8]) & 0x7ff)
 		if off == 12 {
-			stripSA(mem, f, 8)
+			swStripSA(mem, f, 8)
 		} else {
 			f.Resize(n - 8)
 		}
@@ -495,7 +495,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		} else {
 			d.Ports, d.Switch = Port(port), uint8(sw)
 		}
-		stripSA(mem, f, 4)
+		swStripSA(mem, f, 4)
 	case kAR9331:
 		h := uint16(p[0]) | uint16(p[1])<<8
 		if h>>14 != 1 || h&(1<<6) == 0 {
@@ -529,7 +529,7 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		default:
 			return ReasonBadTag
 		}
-		stripSA(mem, f, 4)
+		swStripSA(mem, f, 4)
 	case kTrailer:
 		t := p[n-4:]
 		if t[0] != 0x80 || t[2] != 0x10 || t[3] != 0 || t[1] == 0 || t[1]&(t[1]-1) != 0 {
@@ -566,7 +566,7 @@ func txMarvell(mem []byte, f *frame.Frame, p []byte, d *Dest, extra int) Reason 
 		}
 		h[0], h[1], h[2], h[3] = 0x81, 0x00, byte(tci>>8), byte(tci)
 		if extra > 0 {
-			stripSA(mem, f, extra)
+			swStripSA(mem, f, extra)
 		}
 		return ReasonNone
 	}
@@ -576,12 +576,12 @@ func txMarvell(mem []byte, f *frame.Frame, p []byte, d *Dest, extra int) Reason 
 	if be16(h[2:4])&0xfff == mvVIDBridged {
 		d.Flags |= DestBridged
 	}
-	stripSA(mem, f, 4+extra)
+	swStripSA(mem, f, 4+extra)
 	return ReasonNone
 }
 
-// stripSA removes n bytes between the source MAC and what follows (the caller checked the length).
-func stripSA(mem []byte, f *frame.Frame, n int) {
+// swStripSA removes n bytes between the source MAC and what follows (the caller checked the length).
+func swStripSA(mem []byte, f *frame.Frame, n int) {
 	p := f.Data(mem)
 	copy(p[n:n+12], p[:12])
 	f.PullHead(n)

@@ -221,10 +221,10 @@ func TestRxVectors(t *testing.T) {
 		t.Run(v.tagger, func(t *testing.T) {
 			tg := mustTagger(t, v.tagger)
 			in := hx(v.in)
-			pin, perr := tg.Parse(in)
+			pin, perr := parseInfo(tg, in)
 			_, b := oneFrame(t, in)
 			before := b.Frames[0]
-			got, err := tg.Decode(b, 0)
+			got, err := decodeInfo(tg, b, 0)
 			if !errors.Is(err, v.err) || !errors.Is(perr, v.err) {
 				t.Fatalf("%s: err %v / parse %v, want %v", v.why, err, perr, v.err)
 			}

@@ -100,7 +100,7 @@ func usableTagger(t dsa.Tagger) error {
 		err := sw.Encode(b, 0, dsa.Info{Port: uint16(p)})
 		var in dsa.Info
 		if err == nil {
-			in, err = t.Parse(b.Bytes(0))
+			err = t.Parse(b.Bytes(0), &in)
 		}
 		b.Free()
 		if err != nil || int(in.Port) != p {

@@ -1,0 +1,373 @@
+package dsa
+
+import (
+	"encoding/binary"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// The per-format decoders behind Decode, DecodeBatch and Conduit.Recv. Each reads the tag at its
+// place in frame f's bytes with the same info function as the format's parser (so Parse and Decode
+// agree by construction; the fuzz targets check it), then strips the tag in place. On failure f and
+// its bytes are unchanged. They are small enough for the compiler to inline into the per-format
+// loops of decodeBatch: one bounds check for the frame's bytes, word loads for the tag, and for a
+// tag after the source MAC two word loads and two stores to move the MAC addresses (no memmove).
+
+// stripSA removes the n tag bytes that follow the source MAC of f, whose bytes are p: the 12 MAC
+// bytes move n bytes toward the end and the frame starts n bytes later. The caller checked that p
+// holds 12+n bytes and that the headroom can take n more.
+func stripSA(p []byte, f *frame.Frame, n int) {
+	_ = p[n+11]
+	lo := binary.LittleEndian.Uint64(p[0:8])
+	hi := binary.LittleEndian.Uint32(p[8:12])
+	binary.LittleEndian.PutUint64(p[n:n+8], lo)
+	binary.LittleEndian.PutUint32(p[n+8:n+12], hi)
+	f.Off += uint32(n)
+	f.Head += uint16(n)
+	f.Len -= uint16(n)
+}
+
+// pullFront removes n bytes (a tag in front of the DA) from the front of f.
+func pullFront(f *frame.Frame, n int) {
+	f.Off += uint32(n)
+	f.Head += uint16(n)
+	f.Len -= uint16(n)
+}
+
+// trimTail removes n bytes (a tail tag) from the end of f.
+func trimTail(f *frame.Frame, n int) {
+	f.Len -= uint16(n)
+	f.Tail += uint16(n)
+}
+
+// headFull reports that f's headroom cannot grow by n bytes (a descriptor limit, never reached by
+// the pools in this module).
+func headFull(f *frame.Frame, n int) bool { return int(f.Head)+n > 0xffff }
+
+// tailFull is headFull for the tailroom.
+func tailFull(f *frame.Frame, n int) bool { return int(f.Tail)+n > 0xffff }
+
+func decNone(mem []byte, f *frame.Frame, in *Info) Reason {
+	if f.Len < minFrame {
+		return ReasonTruncated
+	}
+	*in = Info{}
+	return ReasonNone
+}
+
+// decMarvell strips a dsa (extra 0) or edsa (extra 4) tag; a tag with the "tagged" bit leaves a
+// regular 802.1Q tag in its last four bytes (tag_dsa.c dsa_rcv_ll).
+func decMarvell(p []byte, f *frame.Frame, in *Info, extra int) Reason {
+	n := 4 + extra
+	if r := mvInfo(be32(p[12+extra:16+extra]), uint8(n), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, n) {
+		return ReasonTruncated
+	}
+	fl := in.Flags
+	if fl&InfoVLAN != 0 {
+		binary.BigEndian.PutUint32(p[n+8:n+12], uint32(frame.TypeVLAN)<<16|uint32(in.TCI))
+		n -= 4
+	}
+	if n > 0 {
+		stripSA(p, f, n)
+	}
+	if fl&InfoTrapped != 0 {
+		f.Flags |= frame.FlagTrapped
+	}
+	return ReasonNone
+}
+
+// mvFastMask/mvFastWant select the common Marvell tag: FORWARD (cmd 3), not "tagged", not from a
+// trunk. decDSA and decEDSA decode it themselves (as leaf functions, with no stack frame) and
+// return reasonSlow for every other tag, which their caller hands to decDSASlow/decEDSASlow.
+const (
+	mvFastMask = 0xe0000000 | 4<<16
+	mvFastWant = 0xc0000000
+)
+
+func decDSA(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	h := (*[16]byte)(p)
+	w := be32(h[12:16])
+	if w&mvFastMask != mvFastWant || headFull(f, 4) {
+		return reasonSlow
+	}
+	*in = Info{Port: uint16(w>>19) & 0x1f, Switch: uint8(w>>24) & 0x1f, TagLen: 4}
+	lo := binary.LittleEndian.Uint64(h[0:8])
+	hi := binary.LittleEndian.Uint32(h[8:12])
+	binary.LittleEndian.PutUint64(h[4:12], lo)
+	binary.LittleEndian.PutUint32(h[12:16], hi)
+	f.Off += 4
+	f.Head += 4
+	f.Len -= 4
+	return ReasonNone
+}
+
+// reasonSlow is decDSA/decEDSA's answer for a tag off their fast path; it never leaves the package.
+const reasonSlow Reason = 0xff
+
+func decDSASlow(mem []byte, f *frame.Frame, in *Info) Reason {
+	return decMarvell(f.Data(mem)[:16], f, in, 0) // decDSA checked the length
+}
+
+func decEDSASlow(mem []byte, f *frame.Frame, in *Info) Reason {
+	return decMarvell(f.Data(mem)[:20], f, in, 4) // decEDSA checked the length and EtherType
+}
+
+func decEDSA(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+8 {
+		return ReasonTruncated
+	}
+	h := (*[20]byte)(p)
+	if be16(h[12:14]) != ethPEDSA {
+		return ReasonNotTagged
+	}
+	w := be32(h[16:20])
+	if w&mvFastMask != mvFastWant || headFull(f, 8) {
+		return reasonSlow
+	}
+	*in = Info{Port: uint16(w>>19) & 0x1f, Switch: uint8(w>>24) & 0x1f, TagLen: 8}
+	lo := binary.LittleEndian.Uint64(h[0:8])
+	hi := binary.LittleEndian.Uint32(h[8:12])
+	binary.LittleEndian.PutUint64(h[8:16], lo)
+	binary.LittleEndian.PutUint32(h[16:20], hi)
+	f.Off += 8
+	f.Head += 8
+	f.Len -= 8
+	return ReasonNone
+}
+
+func decBrcm(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	if r := brcmInfo(be32(p[12:16]), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 4) {
+		return ReasonTruncated
+	}
+	stripSA(p, f, 4)
+	return ReasonNone
+}
+
+func decBrcmPrepend(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	if r := brcmInfo(be32(p[0:4]), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 4) {
+		return ReasonTruncated
+	}
+	pullFront(f, 4)
+	return ReasonNone
+}
+
+func decQCA(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+2 {
+		return ReasonTruncated
+	}
+	if r := qcaInfo(be16(p[12:14]), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 2) {
+		return ReasonTruncated
+	}
+	stripSA(p, f, 2)
+	return ReasonNone
+}
+
+func decMTK(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	if headFull(f, 4) {
+		return ReasonTruncated
+	}
+	*in = Info{TagLen: 4, Port: uint16(p[13] & 7)}
+	stripSA(p, f, 4)
+	return ReasonNone
+}
+
+func decKSZ8795(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	n := len(p)
+	if n < minFrame+1 {
+		return ReasonTruncated
+	}
+	if tailFull(f, 1) {
+		return ReasonTruncated
+	}
+	*in = Info{TagLen: 1, Port: uint16(p[n-1] & 3)}
+	trimTail(f, 1)
+	return ReasonNone
+}
+
+// decKSZ9477 is ksz9477, ksz9893 and lan937x: one tail byte, or five with a timestamp.
+func decKSZ9477(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if r := parseKSZ9477(p, in); r != ReasonNone {
+		return r
+	}
+	n := int(in.TagLen)
+	if tailFull(f, n) {
+		return ReasonTruncated
+	}
+	trimTail(f, n)
+	return ReasonNone
+}
+
+func decRTL4A(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	if r := rtl4aInfo(be32(p[12:16]), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 4) {
+		return ReasonTruncated
+	}
+	stripSA(p, f, 4)
+	return ReasonNone
+}
+
+func decRTL84(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+8 {
+		return ReasonTruncated
+	}
+	if r := rtl84Info(be32(p[12:16]), p[19], in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 8) {
+		return ReasonTruncated
+	}
+	stripSA(p, f, 8)
+	if in.Flags&InfoTrapped != 0 {
+		f.Flags |= frame.FlagTrapped
+	}
+	return ReasonNone
+}
+
+func decRTL84T(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	n := len(p)
+	if n < minFrame+8 {
+		return ReasonTruncated
+	}
+	if r := rtl84Info(be32(p[n-8:n-4]), p[n-1], in); r != ReasonNone {
+		return r
+	}
+	if tailFull(f, 8) {
+		return ReasonTruncated
+	}
+	trimTail(f, 8)
+	if in.Flags&InfoTrapped != 0 {
+		f.Flags |= frame.FlagTrapped
+	}
+	return ReasonNone
+}
+
+func dec8021Q(mem []byte, f *frame.Frame, in *Info, tpid uint16) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	if r := q8021Info(be32(p[12:16]), tpid, in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 4) {
+		return ReasonTruncated
+	}
+	stripSA(p, f, 4)
+	return ReasonNone
+}
+
+func decAR9331(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+2 {
+		return ReasonTruncated
+	}
+	if r := ar9331Info(binary.LittleEndian.Uint16(p[0:2]), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 2) {
+		return ReasonTruncated
+	}
+	pullFront(f, 2)
+	return ReasonNone
+}
+
+func decGSWIP(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+8 {
+		return ReasonTruncated
+	}
+	if headFull(f, 8) {
+		return ReasonTruncated
+	}
+	*in = Info{TagLen: 8, Port: uint16(p[7]>>4) & 7}
+	pullFront(f, 8)
+	return ReasonNone
+}
+
+func decHellcreek(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	n := len(p)
+	if n < minFrame+1 {
+		return ReasonTruncated
+	}
+	if tailFull(f, 1) {
+		return ReasonTruncated
+	}
+	*in = Info{TagLen: 1, Port: uint16(p[n-1] & 3)}
+	trimTail(f, 1)
+	return ReasonNone
+}
+
+func decLAN9303(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	if len(p) < minFrame+4 {
+		return ReasonTruncated
+	}
+	if r := lan9303Info(be32(p[12:16]), in); r != ReasonNone {
+		return r
+	}
+	if headFull(f, 4) {
+		return ReasonTruncated
+	}
+	stripSA(p, f, 4)
+	if in.Flags&InfoTrapped != 0 {
+		f.Flags |= frame.FlagTrapped
+	}
+	return ReasonNone
+}
+
+func decTrailer(mem []byte, f *frame.Frame, in *Info) Reason {
+	p := f.Data(mem)
+	n := len(p)
+	if n < minFrame+4 {
+		return ReasonTruncated
+	}
+	if r := trailerInfo(be32(p[n-4:n]), in); r != ReasonNone {
+		return r
+	}
+	if tailFull(f, 4) {
+		return ReasonTruncated
+	}
+	trimTail(f, 4)
+	return ReasonNone
+}
