@@ -397,8 +397,14 @@ func (c *codec) encode(mem []byte, f *frame.Frame, d Dest) Reason {
 	case kNone:
 		return ReasonNone
 	case kDSA:
+		if r := encDSA(mem, f, d); r != reasonSlow {
+			return r
+		}
 		return encMarvell(mem, f, d, 0)
 	case kEDSA:
+		if r := encEDSA(mem, f, d); r != reasonSlow {
+			return r
+		}
 		return encMarvell(mem, f, d, 4)
 	case kBrcm, kBrcmPrepend:
 		return encBrcm(mem, f, d, c.kind == kBrcmPrepend)
@@ -458,7 +464,9 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 			f := &fr[i]
 			r := ReasonTruncated
 			if f.Len >= minFrame {
-				r = encMarvell(mem, f, d, 0)
+				if r = encDSA(mem, f, d); r == reasonSlow {
+					r = encMarvell(mem, f, d, 0)
+				}
 			}
 			rs[i] = r
 		}
@@ -467,7 +475,9 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 			f := &fr[i]
 			r := ReasonTruncated
 			if f.Len >= minFrame {
-				r = encMarvell(mem, f, d, 4)
+				if r = encEDSA(mem, f, d); r == reasonSlow {
+					r = encMarvell(mem, f, d, 4)
+				}
 			}
 			rs[i] = r
 		}

@@ -371,3 +371,61 @@ func decTrailer(mem []byte, f *frame.Frame, in *Info) Reason {
 	trimTail(f, 4)
 	return ReasonNone
 }
+
+// mvTxWord is the FROM_CPU (or FORWARD) tag for an untagged frame toward d, which passed checkDest.
+func mvTxWord(d Dest) uint32 {
+	cmd := uint32(mvCmdFromCPU)
+	if d.Flags&DestForward != 0 {
+		cmd = mvCmdForward
+	}
+	vid := uint32(mvVIDStandalone)
+	if d.Flags&DestBridged != 0 {
+		vid = mvVIDBridged
+	}
+	return (cmd<<6|uint32(d.Switch))<<24 | uint32(d.Ports.First())<<19 | vid
+}
+
+// encDSA and encEDSA are the common Marvell encode as leaf functions: an untagged frame (no
+// 802.1Q tag in its bytes or out of band) with room for the tag. Anything else returns reasonSlow
+// for encMarvell, which also reports the exact error. The frame's bytes and the headroom in front
+// are one array q: the tag goes at q[12:], the MAC bytes move from q[n:n+12] to q[0:12].
+func encDSA(mem []byte, f *frame.Frame, d Dest) Reason {
+	if d.Switch > 0x1f || f.Flags&frame.FlagVLAN != 0 || f.Head < 4 || f.Len > 0xffff-4 || f.Len < minFrame {
+		return reasonSlow
+	}
+	off := f.Off - 4
+	q := (*[18]byte)(mem[off : off+18])
+	if be16(q[16:18]) == frame.TypeVLAN {
+		return reasonSlow
+	}
+	lo := binary.LittleEndian.Uint64(q[4:12])
+	hi := binary.LittleEndian.Uint32(q[12:16])
+	binary.LittleEndian.PutUint64(q[0:8], lo)
+	binary.LittleEndian.PutUint32(q[8:12], hi)
+	binary.BigEndian.PutUint32(q[12:16], mvTxWord(d))
+	f.Off = off
+	f.Head -= 4
+	f.Len += 4
+	return ReasonNone
+}
+
+func encEDSA(mem []byte, f *frame.Frame, d Dest) Reason {
+	if d.Switch > 0x1f || f.Flags&frame.FlagVLAN != 0 || f.Head < 8 || f.Len > 0xffff-8 || f.Len < minFrame {
+		return reasonSlow
+	}
+	off := f.Off - 8
+	q := (*[22]byte)(mem[off : off+22])
+	if be16(q[20:22]) == frame.TypeVLAN {
+		return reasonSlow
+	}
+	lo := binary.LittleEndian.Uint64(q[8:16])
+	hi := binary.LittleEndian.Uint32(q[16:20])
+	binary.LittleEndian.PutUint64(q[0:8], lo)
+	binary.LittleEndian.PutUint32(q[8:12], hi)
+	binary.BigEndian.PutUint32(q[12:16], ethPEDSA<<16)
+	binary.BigEndian.PutUint32(q[16:20], mvTxWord(d))
+	f.Off = off
+	f.Head -= 8
+	f.Len += 8
+	return ReasonNone
+}
