@@ -7,11 +7,13 @@
 //
 // A [Tagger] is one format, found by its Linux tag protocol name with [ByName] (the name in
 // /sys/class/net/<conduit>/dsa/tagging). [Tagger.Decode] strips the tag of a frame in a
-// [frame.Batch] and returns an [Info] (source port, switch index, trapped or forwarded, tag
+// [frame.Batch] and fills the caller's [Info] (source port, switch index, trapped or forwarded, tag
 // length, timestamp, folded VLAN tag); [Tagger.Encode] tags a frame toward a [Dest] (one port or a
 // port mask, switch index, priority). [Tagger.Parse] is the read-only decode of plain bytes. All
 // three never panic on any input and leave the frame untouched when they fail; errors are the
 // package's sentinels ([ErrBadTag], [ErrTruncated], …).
+// [Tagger.DecodeBatch] and [Tagger.EncodeBatch] do the same for a whole batch with the format
+// chosen once per batch ([Conduit.Recv] decodes that way); prefer them in a forwarder's inner loop.
 //
 // The layouts are those of the kernel drivers (net/dsa/tag_*.c), which the test vectors quote
 // byte by byte. RX and TX are the tag bytes on frames from and to the switch; ports is how many

@@ -43,3 +43,31 @@ func Example() {
 	// port 3: 1 in, 1 out
 	// buffers in use: 0
 }
+
+// Decode fills the caller's Info; DecodeBatch decodes a whole batch with the format chosen once.
+func ExampleTagger_DecodeBatch() {
+	tagger, _ := dsa.ByName("mtk")
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 4})
+	b := frame.NewBatch(4)
+	pool.Alloc(b, 3)
+	for i := range b.Frames {
+		f := &b.Frames[i]
+		f.Resize(64)
+		p := f.Data(b.Mem)
+		// MACs, then the MediaTek tag (source port in byte 13's low 3 bits), then IPv4.
+		copy(p[12:], []byte{0, byte(i + 1), 0, 0, 0x08, 0x00})
+	}
+	ins := make([]dsa.Info, b.Len())
+	rs := make([]dsa.Reason, b.Len())
+	n := tagger.DecodeBatch(b, ins, rs)
+	for i := range ins {
+		fmt.Println("frame", i, "port", ins[i].Port, "length", b.Frames[i].Len, rs[i])
+	}
+	fmt.Println("decoded", n)
+	b.Free()
+	// Output:
+	// frame 0 port 1 length 60 none
+	// frame 1 port 2 length 60 none
+	// frame 2 port 3 length 60 none
+	// decoded 3
+}
