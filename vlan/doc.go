@@ -12,6 +12,13 @@
 // write them without touching the bytes, Reinsert puts them back in the frame, and the Demux
 // classifies by them exactly as by an in-band tag.
 //
+// A router that replaces the whole L2 header anyway (new MAC addresses on every hop) classifies with
+// Worker.ClassifyInPlace, which moves no byte, and writes the egress header with Worker.Apply and a
+// Rewrite: the complete header of one interface towards one neighbour (addresses, tags, EtherType),
+// built once by Demux.Rewrite and laid over the old header with one fixed-size copy, so tagged and
+// untagged egress cost the same (VPP's adjacency rewrite; a Linux neighbour's cached header).
+// Worker.Encap does the same job field by field when no Rewrite is at hand.
+//
 // Linux behaviours kept: VID 4095 is reserved and no interface may have it (frames carrying it are
 // counted as unknown); VID 0 is a priority tag, not a VLAN: the demux strips it and classifies the
 // frame by what follows; a frame left shorter than 60 bytes by Pop is zero-padded when it has the

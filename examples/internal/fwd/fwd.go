@@ -78,7 +78,7 @@ type Tap interface {
 // and the next hops may change at any time (fib's tables are RCU-style): a worker reads each once
 // per batch and holds no reference count. SetRoutes swaps the whole route table.
 //
-// A next hop's Ifindex is the egress interface (the demux's interface ID, whose tags Encap writes) and
+// A next hop's Ifindex is the egress interface (the demux's interface ID, whose tags its Rewrite writes) and
 // DstMAC the neighbour's address; the source address is the interface's MAC (Iface.MAC). Next hops
 // flagged fib.NextHopDrop are blackholes.
 type Router struct {
@@ -185,7 +185,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 // one Send per egress port; in is empty afterwards. ports are indexed by physical port number.
 func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	before := len(in.Frames)
-	w.vw.ClassifyInPlace(port, in) // no byte moves: Encap replaces the whole L2 header below
+	w.vw.ClassifyInPlace(port, in) // no byte moves: the next hop's vlan.Rewrite replaces the whole L2 header below
 	w.drops[DropVLAN] += uint64(before - len(in.Frames))
 	if len(in.Frames) > len(w.dst) {
 		panic("fwd: batch larger than the worker's capacity")
