@@ -40,6 +40,8 @@ func TestPipelineInterleaved(t *testing.T) {
 	groups["stages"] = append(groups["stages"],
 		cfgName{"enqueue-aggregate", pipeConfig{routes: rt, probes: probes, upto: stageEnqueue, lag: "rr", aggregate: true}},
 		cfgName{"hot1024", pipeConfig{routes: rt, probes: probes[:1024], upto: stageEnqueue, lag: "rr"}},
+		cfgName{"routed-uniform +fib", pipeConfig{routes: rt, probes: routedUniformProbes(t), upto: stageFIB, lag: "rr"}},
+		cfgName{"routed-uniform", pipeConfig{routes: rt, probes: routedUniformProbes(t), upto: stageEnqueue, lag: "rr"}},
 		cfgName{"vlanrouter-table", pipeConfig{routes: vlanrouterFIB(t), probes: vlanrouterProbes(), upto: stageEnqueue, lag: "rr"}})
 	for _, l := range []string{"none", "rr", "layer3+4", "layer2+3", "layer2"} {
 		c := pipeConfig{routes: rt, probes: probes, upto: stageEnqueue, lag: l}

@@ -37,7 +37,7 @@ import (
 //	parse    + vlan.Worker.ClassifyInPlace, IPv4 validation (EtherType, our MAC, header, checksum, TTL)
 //	fib      + fib.Table.LookupBatch over the batch's destinations
 //	rewrite  + next-hop resolution (fib.NextHops view), MTU/DF check, TTL decrement + checksum update
-//	encap    + vlan.Worker.Encap: the new L2 header (MACs, egress tag) in place of the old one
+//	encap    + vlan.Worker.Apply: the next hop's prebuilt L2 header (MACs, egress tag) in place of the old one
 //	lag      + lag.Selector.Select: a member of the aggregate for each frame
 //	enqueue  + xmit.TxQueue.Route and Flush: one Send per egress port (two members, uplink)
 //
@@ -65,6 +65,13 @@ func BenchmarkPipeline(b *testing.B) {
 	// distinct destinations (a few busy flows), and vlanrouter's own 21-route table.
 	b.Run("variant=hot1024/stage=+enqueue", func(b *testing.B) {
 		runPipeline(b, pipeConfig{routes: rt, probes: probes[:1024], upto: stageEnqueue, lag: "rr"})
+	})
+	// Destinations uniform over the routed address space (rather than one random host per prefix).
+	b.Run("variant=routed-uniform/stage=+fib", func(b *testing.B) {
+		runPipeline(b, pipeConfig{routes: rt, probes: routedUniformProbes(b), upto: stageFIB, lag: "rr"})
+	})
+	b.Run("variant=routed-uniform/stage=+enqueue", func(b *testing.B) {
+		runPipeline(b, pipeConfig{routes: rt, probes: routedUniformProbes(b), upto: stageEnqueue, lag: "rr"})
 	})
 	b.Run("variant=vlanrouter-table/stage=+enqueue", func(b *testing.B) {
 		runPipeline(b, pipeConfig{routes: vlanrouterFIB(b), probes: vlanrouterProbes(), upto: stageEnqueue, lag: "rr"})
@@ -170,6 +177,7 @@ type pipeline struct {
 	ifMAC  []frame.MAC     // router MAC by interface ID
 	mtu    []int           // and MTU
 	nhs    *fib.NextHops
+	rws    []vlan.Rewrite // by next-hop index
 	vw     *vlan.Worker
 	sel    *lag.Selector
 	agg    *lag.Aggregate
@@ -228,7 +236,12 @@ func newPipeline(tb testing.TB, cfg pipeConfig) *pipeline {
 	p.vw = demux.NewWorker()
 	p.nhs = new(fib.NextHops)
 	for k := uint32(0); k < numNextHops; k++ {
-		must(p.nhs.Set(k, nextHop(k)))
+		hop := nextHop(k)
+		must(p.nhs.Set(k, hop))
+		// The adjacency (prebuilt L2 header) of every next hop, as fwd's worker caches them.
+		rw, err := demux.Rewrite(hop.Ifindex, hop.DstMAC, p.ifMAC[hop.Ifindex], frame.TypeIPv4)
+		must(err)
+		p.rws = append(p.rws, rw)
 	}
 	for i := range p.member {
 		p.member[i] = noEgress
@@ -368,11 +381,11 @@ func (p *pipeline) forward(in *frame.Batch) {
 		}
 		f.Out = hop.Ifindex
 		if upto >= stageEncap {
-			pp, err := p.vw.Encap(in, i, hop.DstMAC, ifMAC[hop.Ifindex])
-			if err != nil || pp > portUplink {
+			rw := &p.rws[nh[i]]
+			if p.vw.Apply(in, i, rw) != nil || rw.Port() > portUplink {
 				continue
 			}
-			port[k] = uint8(pp)
+			port[k] = uint8(rw.Port())
 		}
 		ip.DecTTL()
 		if k != i {
@@ -509,11 +522,12 @@ func (p *pipeline) refill(tb testing.TB, n int) {
 }
 
 // The real table as a fib.Table, with the intable probes (random hosts of random prefixes: every
-// destination has a route), built once for every benchmark of the package.
+// destination has a route) and the routed-uniform ones, built once for every benchmark of the package.
 var realFIBOnce struct {
-	once   sync.Once
-	t      *fib.Table
-	probes []uint32
+	once    sync.Once
+	t       *fib.Table
+	probes  []uint32
+	uniform []uint32
 }
 
 func realFIB(tb testing.TB) (*fib.Table, []uint32) {
@@ -521,8 +535,30 @@ func realFIB(tb testing.TB) (*fib.Table, []uint32) {
 	realFIBOnce.once.Do(func() {
 		realFIBOnce.t = buildWirespeed(rs)()
 		realFIBOnce.probes = makeProbes(rs, "intable")
+		realFIBOnce.uniform = routedUniform(realFIBOnce.t, len(realFIBOnce.probes))
 	})
 	return realFIBOnce.t, realFIBOnce.probes
+}
+
+// routedUniformProbes are n addresses drawn uniformly from the part of the IPv4 space the real table
+// routes (uniform random addresses, those without a route redrawn): every destination has a route,
+// and each prefix is hit in proportion to its size, not once per prefix as with the intable probes
+// (which favour the many long prefixes, deep in the trie).
+func routedUniformProbes(tb testing.TB) []uint32 {
+	realFIB(tb)
+	return realFIBOnce.uniform
+}
+
+func routedUniform(t *fib.Table, n int) []uint32 {
+	rng := rand.New(rand.NewPCG(43, 44))
+	ps := make([]uint32, 0, n)
+	for len(ps) < n {
+		a := rng.Uint32()
+		if _, ok := t.LookupU32(a); ok {
+			ps = append(ps, a)
+		}
+	}
+	return ps
 }
 
 // runPipeline times the configured pipeline, one op per batch, refilling the ingress every
