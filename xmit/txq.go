@@ -34,12 +34,14 @@ type TxQueue struct {
 	batch  int
 	egress []txEgress
 	s      TxQueueStats // the owner's counters
+	gen    uint64       // counts Route calls (see txEgress.gen)
 	pub    txPub
 }
 
 type txEgress struct {
 	ports []Port
 	pend  []*frame.Batch
+	gen   uint64 // == TxQueue.gen: single port, and pend[0] holds frames of the batch being routed
 }
 
 // TxQueueStats counts a TxQueue's work since it was made.
@@ -86,19 +88,36 @@ func (q *TxQueue) Add(ports ...Port) (uint16, error) {
 // pending batch that fills up. b is left empty (its arena and owner kept).
 func (q *TxQueue) Route(b *frame.Batch) {
 	fr := b.Frames
+	eg := q.egress
 	mis := 0
+	q.gen++
 	for i := range fr {
-		out := int(fr[i].Out)
-		if out >= len(q.egress) {
+		f := &fr[i]
+		out := int(f.Out)
+		if out >= len(eg) {
 			mis++
 			continue
 		}
-		e := &q.egress[out]
+		e := &eg[out]
+		if e.gen == q.gen {
+			// The common case inline: one port, and its pending batch already holds frames of b's
+			// arena from this call (not empty: a Send in between may have reset it), with room for
+			// two more (the last one takes put's path, which sends the full batch).
+			p := e.pend[0]
+			if n := len(p.Frames); n > 0 && n+1 < cap(p.Frames) {
+				p.Frames = p.Frames[:n+1]
+				p.Frames[n] = *f
+				continue
+			}
+		}
 		k := 0
 		if len(e.ports) > 1 {
-			k = Pick(FlowHash(fr[i].Data(b.Mem)), len(e.ports))
+			k = Pick(FlowHash(f.Data(b.Mem)), len(e.ports))
 		}
-		q.put(e, k, b, &fr[i])
+		q.put(e, k, b, f)
+		if len(e.ports) == 1 && len(e.pend[0].Frames) > 0 {
+			e.gen = q.gen // e.pend[0] now holds b's arena
+		}
 	}
 	q.s.Frames += uint64(len(fr) - mis)
 	if mis > 0 {
