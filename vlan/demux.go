@@ -35,6 +35,20 @@ type egress struct {
 	tags [2]Tag
 }
 
+// writeHeader writes the interface's L2 header into h (14 + 4*n bytes): dst, src, the tags, etype.
+func (eg *egress) writeHeader(h []byte, dst, src frame.MAC, etype uint16) {
+	_ = h[13]
+	copy(h[0:6], dst[:])
+	copy(h[6:12], src[:])
+	off := macLen
+	for j := 0; j < int(eg.n); j++ {
+		binary.BigEndian.PutUint16(h[off:], eg.tags[j].TPID)
+		binary.BigEndian.PutUint16(h[off+2:], uint16(eg.tags[j].TCI))
+		off += HeaderLen
+	}
+	binary.BigEndian.PutUint16(h[off:], etype)
+}
+
 // Demux maps (port, outer tag[, inner tag]) to logical interfaces in one or two array loads, and
 // logical interfaces back to their port and tags for transmit.
 //
@@ -523,17 +537,7 @@ func (w *Worker) Encap(b *frame.Batch, i int, dst, src frame.MAC) (port uint16, 
 	case delta < 0:
 		f.PullHead(-delta)
 	}
-	h := b.Mem[f.Off : f.Off+uint32(nl)]
-	_ = h[13]
-	copy(h[0:6], dst[:])
-	copy(h[6:12], src[:])
-	off := macLen
-	for j := 0; j < int(eg.n); j++ {
-		binary.BigEndian.PutUint16(h[off:], eg.tags[j].TPID)
-		binary.BigEndian.PutUint16(h[off+2:], uint16(eg.tags[j].TCI))
-		off += HeaderLen
-	}
-	binary.BigEndian.PutUint16(h[off:], etype)
+	eg.writeHeader(b.Mem[f.Off:f.Off+uint32(nl)], dst, src, etype)
 	f.L3 = uint16(nl)
 	f.Flags &^= frame.FlagVLAN
 	if f.Len < frame.MinEthernetLen {

@@ -1,7 +1,6 @@
 package vlan
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -37,16 +36,7 @@ func (d *Demux) Rewrite(iface uint16, dst, src frame.MAC, etype uint16) (Rewrite
 	}
 	eg := &d.eg[iface]
 	n := frame.EtherLen + HeaderLen*int(eg.n)
-	h := rw.hdr[rewriteMax-n:]
-	copy(h[0:6], dst[:])
-	copy(h[6:12], src[:])
-	off := macLen
-	for j := 0; j < int(eg.n); j++ {
-		binary.BigEndian.PutUint16(h[off:], eg.tags[j].TPID)
-		binary.BigEndian.PutUint16(h[off+2:], uint16(eg.tags[j].TCI))
-		off += HeaderLen
-	}
-	binary.BigEndian.PutUint16(h[off:], etype)
+	eg.writeHeader(rw.hdr[rewriteMax-n:], dst, src, etype)
 	rw.n, rw.ok, rw.iface, rw.port = uint8(n), true, iface, eg.port
 	return rw, nil
 }
