@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/wirespeed/wirespeed/bench/internal/stats"
 	"os"
 	"runtime"
 	"slices"
@@ -371,9 +372,9 @@ func TestExpRefcountInterleaved(t *testing.T) {
 			for r := range rounds {
 				rs[r] = c.ns[r] / cases[i+1].ns[r]
 			}
-			ratio = fmt.Sprintf("%.2f", median(rs))
+			ratio = fmt.Sprintf("%.2f", stats.Median(rs))
 		}
-		fmt.Fprintf(&out, "| %d | %s | %.1f | %.1f-%.1f | %.2f | %s |\n", c.workers, mode, median(c.ns), slices.Min(c.ns), slices.Max(c.ns), 1e3/median(c.ns), ratio)
+		fmt.Fprintf(&out, "| %d | %s | %.1f | %.1f-%.1f | %.2f | %s |\n", c.workers, mode, stats.Median(c.ns), slices.Min(c.ns), slices.Max(c.ns), 1e3/stats.Median(c.ns), ratio)
 	}
 	for _, c := range cases {
 		for _, w := range c.ws {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/wirespeed/wirespeed/bench/internal/stats"
 	"os"
 	"runtime"
 	"slices"
@@ -96,9 +97,9 @@ func TestPipelineInterleaved(t *testing.T) {
 			}
 			d := "-"
 			if i > 0 {
-				d = fmt.Sprintf("%+.1f ns", median(delta))
+				d = fmt.Sprintf("%+.1f ns", stats.Median(delta))
 			}
-			fmt.Fprintf(&out, "| %s | %.1f ns | %.1f-%.1f | %.2f | %s |\n", c.name, median(cpu[i]), slices.Min(cpu[i]), slices.Max(cpu[i]), median(ratio), d)
+			fmt.Fprintf(&out, "| %s | %.1f ns | %.1f-%.1f | %.2f | %s |\n", c.name, stats.Median(cpu[i]), slices.Min(cpu[i]), slices.Max(cpu[i]), stats.Median(ratio), d)
 		}
 		fmt.Fprintf(&out, "load average after %s: %s", g, loadavg())
 	}

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -612,16 +611,4 @@ func envInt(name string, def int) int {
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	return string(b)
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/wirespeed/wirespeed/bench/internal/stats"
 	"net"
 	"net/netip"
 	"os"
@@ -392,12 +393,12 @@ func TestE2E(t *testing.T) {
 			for _, s := range k {
 				kv = append(kv, s.mpps)
 			}
-			ratio = fmt.Sprintf("%.2f", median(v)/median(kv))
+			ratio = fmt.Sprintf("%.2f", stats.Median(v)/stats.Median(kv))
 		}
 		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP"}[c.fwd]
 		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]
-		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %.2f |\n", sender, c.napi, fwd, median(v),
-			slices.Min(v), slices.Max(v), ratio, median(off))
+		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %.2f |\n", sender, c.napi, fwd, stats.Median(v),
+			slices.Min(v), slices.Max(v), ratio, stats.Median(off))
 	}
 	fmt.Fprintf(&md, "\n%d rounds, each case once per round in the order listed, %v measured per run after %v warm-up, sender (CPU 1), router (CPU 0) and NAPI thread at nice %d; %v in all. Load average before: %s, after: %s.\n",
 		runs, window, warm, nice(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))

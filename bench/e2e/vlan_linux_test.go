@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/wirespeed/wirespeed/bench/internal/stats"
 	"net"
 	"net/netip"
 	"os"
@@ -153,9 +154,9 @@ func TestE2EVLAN(t *testing.T) {
 		}
 		ratio := ""
 		if base := res[vcase{"untagged", "untagged", c.backend}]; len(base) > 0 {
-			ratio = fmt.Sprintf("%.2f", median(v)/median(base))
+			ratio = fmt.Sprintf("%.2f", stats.Median(v)/stats.Median(base))
 		}
-		fmt.Fprintf(&md, "| vlanrouter, %s | %s | %s | %.3f | %.3f - %.3f | %s |\n", c.backend, c.in, c.out, median(v), slices.Min(v), slices.Max(v), ratio)
+		fmt.Fprintf(&md, "| vlanrouter, %s | %s | %s | %.3f | %.3f - %.3f | %s |\n", c.backend, c.in, c.out, stats.Median(v), slices.Min(v), slices.Max(v), ratio)
 	}
 	fmt.Fprintf(&md, "\n%d rounds, cases interleaved in the order listed, %v measured per run after %v warm-up, sender (CPU 1), router (CPU 0) and NAPI thread at nice %d; %v in all. Load average before: %s, after: %s.\n",
 		runs, window, warm, nice(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
