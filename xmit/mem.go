@@ -117,8 +117,9 @@ func (p *MemPort) Recv(b *frame.Batch) (int, error) {
 	q.mu.Unlock()
 	b.Mem, b.Owner = p.pool.Mem(), p.pool
 	bytes := 0
-	for i := range b.Frames { // nothing crosses the wire but bytes: clear what stages had noted
-		f := &b.Frames[i]
+	fr := b.Frames
+	for i := range fr { // nothing crosses the wire but bytes: clear what stages had noted
+		f := &fr[i]
 		bytes += int(f.Len)
 		f.ClearMeta()
 	}
@@ -154,13 +155,15 @@ func (p *MemPort) Send(b *frame.Batch) (int, error) {
 		maxLen = p.mtu + frame.EtherLen + 2*vlan.HeaderLen
 	}
 	for i := range fr {
-		if fr[i].Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) != nil {
+		f := &fr[i]
+		if f.Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) != nil {
 			continue
 		}
-		if int(fr[i].Len) > maxLen || fr[i].Len < frame.EtherLen {
+		if l := int(f.Len); l > maxLen || l < frame.EtherLen {
 			continue
+		} else {
+			bytes += l
 		}
-		bytes += int(fr[i].Len)
 		if k != i { // after a drop only: keep the dropped frame behind the kept ones
 			fr[k], fr[i] = fr[i], fr[k]
 		}
