@@ -140,7 +140,7 @@ type Worker struct {
 	// entries with gen == rwGen were built from; a new version bumps rwGen and so invalidates them all.
 	rw      []adj
 	rwView  *fib.NextHopView
-	rwGen   uint32
+	rwGen   uint64 // 0 only before the first batch; never wraps
 	noRoute adj
 }
 
@@ -149,7 +149,7 @@ type adj struct {
 	rw   vlan.Rewrite
 	mtu  uint16
 	drop Reason // NumReasons: forward; DropNoRoute or DropEgress: drop
-	gen  uint32
+	gen  uint64
 }
 
 // SetTap makes the worker hand every nth frame it forwards or drops (n <= 1: every frame) to t;
@@ -302,7 +302,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 // adjacency returns the worker's egress entry for next-hop index idx of version nhs, building it
 // when this version has not used that index yet.
 func (w *Worker) adjacency(nhs *fib.NextHopView, idx uint32) *adj {
-	if int(idx) < len(w.rw) {
+	if uint64(idx) < uint64(len(w.rw)) { // unsigned: NoRoute is 0xffffffff, -1 where int has 32 bits
 		if a := &w.rw[idx]; a.gen == w.rwGen {
 			return a
 		}
@@ -311,8 +311,8 @@ func (w *Worker) adjacency(nhs *fib.NextHopView, idx uint32) *adj {
 }
 
 func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
-	if int(idx) >= len(w.rw) {
-		if int(idx) >= nhs.Len() {
+	if uint64(idx) >= uint64(len(w.rw)) {
+		if uint64(idx) >= uint64(nhs.Len()) {
 			// NoRoute, or an index this version never had: the shared drop entry.
 			w.noRoute = adj{drop: DropNoRoute}
 			return &w.noRoute

@@ -386,3 +386,25 @@ func TestNextHopChanges(t *testing.T) {
 		t.Fatalf("%d buffers leaked", g.pool.InUse())
 	}
 }
+
+// TestNoRouteWithoutDefault: with no default route, a destination no prefix covers is counted as
+// no-route (fib's NoRoute index must not be taken for a cache slot, also where int has 32 bits).
+func TestNoRouteWithoutDefault(t *testing.T) {
+	g := newRig(t)
+	var st Static
+	st.Add(netip.MustParsePrefix("10.0.10.0/24"), 1)
+	g.r.SetRoutes(&st)
+	g.forward(t, 1,
+		pkt{dstMAC: macUp, dst: [4]byte{8, 8, 8, 8}, ttl: 64, size: 30}.bytes(t),
+		pkt{dstMAC: macUp, dst: [4]byte{10, 0, 10, 7}, ttl: 64, size: 30}.bytes(t))
+	g.w.Flush()
+	if c := g.r.Counters(); c.Drops[DropNoRoute] != 1 || c.Forwarded != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+	if n := len(g.received(t, 0)); n != 1 {
+		t.Fatalf("%d frames on the VLAN port", n)
+	}
+	if g.pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", g.pool.InUse())
+	}
+}
