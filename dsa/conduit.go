@@ -227,6 +227,7 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 	fr := b.Frames
 	chunk := fr[s:min(s+scratchCap, len(fr))]
 	ins, rs := c.ins[:len(chunk)], c.rs[:len(chunk)]
+	pend, ports, switches := c.pend, c.ports, c.switches
 	for j := range chunk {
 		f := &chunk[j]
 		in := &ins[j]
@@ -239,10 +240,10 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 				if in.Flags&InfoBridge != 0 {
 					r = ReasonBridge
 				}
-			case int(in.Port) >= c.ports || int(in.Switch) >= c.switches:
+			case int(in.Port) >= ports || int(in.Switch) >= switches:
 				r = ReasonPort
 			default:
-				u = int(in.Switch)*c.ports + int(in.Port)
+				u = int(in.Switch)*ports + int(in.Port)
 			}
 		}
 		if r != ReasonNone {
@@ -251,7 +252,7 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 			continue
 		}
 		f.Port = uint16(u)
-		d := &c.pend[u]
+		d := &pend[u]
 		if d.rxFrames == 0 { // Recv touches only rx counters, all zero until the port's first frame
 			c.touched = append(c.touched, uint16(u))
 		}
@@ -263,7 +264,9 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 		if ts && c.tsPort[u].Load() {
 			stamp(b.Mem, f, in, d)
 		}
-		fr[keep] = *f
+		if keep != s+j { // after a drop only: the frame moves down over the dropped ones
+			fr[keep] = *f
+		}
 		keep++
 	}
 	return keep
