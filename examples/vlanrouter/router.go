@@ -105,25 +105,7 @@ func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int
 }
 
 // Result is what a run counted.
-type Result struct {
-	Generated, GenDropped uint64 // frames the generator queued / could not queue
-	RouterRx              uint64 // frames the router's ports received
-	Forwarded             uint64 // handed to an egress port
-	Drops                 fwd.Counters
-	RouterTx, TxDropped   uint64 // queued by the egress ports / dropped by them
-	Sunk                  uint64 // frames the far ends received
-	Leaked                int    // pool buffers not returned at the end
-}
-
-// Balanced reports whether every frame is accounted for.
-func (r Result) Balanced() bool {
-	var drops uint64
-	for _, d := range r.Drops.Drops {
-		drops += d
-	}
-	return r.Generated == r.RouterRx && r.RouterRx == r.Forwarded+drops &&
-		r.Forwarded == r.RouterTx+r.TxDropped && r.Sunk == r.RouterTx && r.Leaked == 0
-}
+type Result = trunkgen.Result
 
 func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	t, err := build(cfg)
@@ -199,32 +181,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	r.Drops = t.router.Counters()
 	r.Forwarded = r.Drops.Forwarded
 	r.Leaked = t.pool.InUse()
-	report(out, r)
+	r.Report(out)
 	if pcap != nil {
 		err = pcap.Close()
 		printf(out, "  %s\n", pcap.Summary())
 	}
 	return r, err
-}
-
-func report(out io.Writer, r Result) {
-	g := monitor.Group
-	printf(out, "final counters\n")
-	printf(out, "  generated   %14s  (could not queue: %s)\n", g(float64(r.Generated)), g(float64(r.GenDropped)))
-	printf(out, "  router rx   %14s\n", g(float64(r.RouterRx)))
-	printf(out, "  forwarded   %14s  (egress queued %s, egress dropped %s)\n", g(float64(r.Forwarded)), g(float64(r.RouterTx)), g(float64(r.TxDropped)))
-	var drops uint64
-	for i, d := range r.Drops.Drops {
-		if d > 0 {
-			printf(out, "  dropped %-12s %10s\n", fwd.Reason(i).String()+":", g(float64(d)))
-		}
-		drops += d
-	}
-	printf(out, "  dropped     %14s\n", g(float64(drops)))
-	printf(out, "  received by the far ends %s, pool buffers still out %d\n", g(float64(r.Sunk)), r.Leaked)
-	if r.Balanced() {
-		printf(out, "accounting: ok (rx = forwarded + dropped; forwarded = egress queued + egress dropped; nothing leaked)\n")
-	} else {
-		printf(out, "accounting: MISMATCH\n")
-	}
 }
