@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
-	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
 )
 
@@ -80,41 +79,15 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 512})
 	const perSide = 200
-	b := frame.NewBatch(50)
-	send := func(p *afpacket.Port, upstream bool) {
-		for sent := 0; sent < perSide; sent += 50 {
-			pool.Alloc(b, 50)
-			for i := range b.Frames {
-				n := sent + i
-				if upstream { // host on VLAN 101..120 → 198.18.0.n
-					vl := 1 + n%20
-					b.Frames[i].Resize(64)
-					d := b.Bytes(i)
-					e := frame.Ether(d)
-					e.SetDst(trunkMAC)
-					e.SetSrc(hostMAC(vl, 2))
-					binary.BigEndian.PutUint16(d[12:], vlan.TPID8021Q)
-					binary.BigEndian.PutUint16(d[14:], vidOf(vl))
-					binary.BigEndian.PutUint16(d[16:], frame.TypeIPv4)
-					udp(d[18:], 0x0a000002|uint32(vl)<<8, 0xc6120000|uint32(n), 64)
-				} else { // upstream → host 10.0.vl.n
-					vl := 1 + n%20
-					b.Frames[i].Resize(60)
-					d := b.Bytes(i)
-					e := frame.Ether(d)
-					e.SetDst(upMAC)
-					e.SetSrc(gatewayMAC)
-					e.SetType(frame.TypeIPv4)
-					udp(d[14:], 0xc6120001, 0x0a000000|uint32(vl)<<8|uint32(2+n%200), 33)
-				}
-			}
-			if n, err := p.Send(b); n != 50 || err != nil {
-				t.Errorf("sender queued %d of 50: %v", n, err)
-			}
+	for _, c := range []struct {
+		p        *afpacket.Port
+		upstream bool
+		mac      frame.MAC
+	}{{lanPort, true, trunkMAC}, {wanPort, false, upMAC}} {
+		if _, err := trunkgen.SendTraffic(c.p, pool, c.mac, c.upstream, perSide); err != nil {
+			t.Error(err)
 		}
 	}
-	send(lanPort, true)
-	send(wanPort, false)
 
 	// Collect what comes out on each side.
 	gotUp, gotDown := 0, 0
@@ -123,10 +96,8 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 	for (gotUp < perSide || gotDown < perSide) && time.Now().Before(deadline) {
 		if n, _ := wanPort.Recv(rb); n > 0 {
 			for i := range rb.Frames {
-				d := rb.Bytes(i)
-				ip := frame.IPv4(d[14:])
-				if frame.Ether(d).Dst() != gatewayMAC || frame.Ether(d).Src() != upMAC || ip.TTL() != 63 || !ip.ChecksumOK() || ip.Dst()>>17 != 0xc612>>1 {
-					t.Errorf("upstream frame not rewritten as expected: %x", d)
+				if err := trunkgen.CheckUpstream(rb.Bytes(i), upMAC); err != nil {
+					t.Error(err)
 					continue
 				}
 				gotUp++
@@ -135,17 +106,8 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 		}
 		if n, _ := lanPort.Recv(rb); n > 0 {
 			for i := range rb.Frames {
-				f := &rb.Frames[i]
-				d := rb.Bytes(i)
-				// veth hands the tag out of band (FlagVLAN), or in the bytes.
-				tci, l3 := f.TCI, 14
-				if f.Flags&frame.FlagVLAN == 0 {
-					tci, l3 = binary.BigEndian.Uint16(d[14:]), 18
-				}
-				ip := frame.IPv4(d[l3:])
-				vl := int(ip.Dst()>>8) & 0xff
-				if tci&0xfff != vidOf(vl) || frame.Ether(d).Dst() != hostMAC(vl, 2) || frame.Ether(d).Src() != trunkMAC || ip.TTL() != 32 || !ip.ChecksumOK() {
-					t.Errorf("downstream frame not rewritten as expected (tci %#x): %x", tci, d)
+				if err := trunkgen.CheckDownstream(&rb.Frames[i], rb.Bytes(i), trunkMAC); err != nil {
+					t.Error(err)
 					continue
 				}
 				gotDown++
