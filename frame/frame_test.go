@@ -414,3 +414,43 @@ func TestChecksumOKAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestChecksumOKEdges: headers whose sums sit on the carries of the fast path (all-ones words, words
+// that sum to exactly 2^32 or 2^64), and headers the fast path does not take (options, IHL < 5, IHL
+// beyond the slice): never a panic, and the answer of the generic sum.
+func TestChecksumOKEdges(t *testing.T) {
+	var cases []IPv4
+	for _, fill := range []byte{0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff} {
+		h := make(IPv4, 20)
+		for i := range h {
+			h[i] = fill
+		}
+		h[0] = 0x45
+		cases = append(cases, append(IPv4(nil), h...))
+		h.SetChecksum()
+		cases = append(cases, h)
+	}
+	for _, tail := range [][]byte{{0xff, 0xff, 0xff, 0xff}, {0, 0, 0, 1}, {0xff, 0xff, 0, 0}} {
+		h := IPv4{0x45, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		h = append(h, tail...)
+		cases = append(cases, append(IPv4(nil), h...))
+		h.SetChecksum()
+		cases = append(cases, h)
+	}
+	for _, c := range cases {
+		if got, want := c.ChecksumOK(), Checksum(c) == 0; got != want {
+			t.Errorf("% x: ChecksumOK %v, Checksum()==0 %v", c, got, want)
+		}
+	}
+	opt := make(IPv4, 24)
+	opt[0] = 0x46
+	opt.SetChecksum()
+	if !opt.ChecksumOK() {
+		t.Error("24-byte header with options and a correct checksum: not OK")
+	}
+	for _, bad := range []IPv4{{0x44, 0, 0, 0}, append(make(IPv4, 0, 20), 0x4f, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19), {0x45, 0}, nil} {
+		if bad.ChecksumOK() {
+			t.Errorf("% x: ChecksumOK on a header shorter than its IHL or than 20 bytes", bad)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package frame
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"net/netip"
 )
 
@@ -90,16 +91,28 @@ func (ip IPv4) DstAddr() netip.Addr { return netip.AddrFrom4([4]byte(ip[16:20]))
 // Payload is what follows the header, up to the total length.
 func (ip IPv4) Payload() []byte { return ip[ip.HeaderLen():] }
 
-// ChecksumOK verifies the header checksum.
+// ChecksumOK verifies the header checksum. The common header (20 bytes, no options) is checked
+// inline; others take a call.
 func (ip IPv4) ChecksumOK() bool {
-	if len(ip) >= IPv4MinLen && ip[0] == 0x45 {
-		// The common header without options, read as little-endian words: the ones'-complement sum
-		// commutes with byte swapping (RFC 1071), and a correct header sums to 0xffff either way.
-		h := (*[IPv4MinLen]byte)(ip[:IPv4MinLen])
-		a := binary.LittleEndian.Uint64(h[0:8])
-		b := binary.LittleEndian.Uint64(h[8:16])
-		s := a&0xffffffff + a>>32 + b&0xffffffff + b>>32 + uint64(binary.LittleEndian.Uint32(h[16:20]))
-		return fold(s) == 0xffff
+	if len(ip) < IPv4MinLen || ip[0] != 0x45 {
+		return ip.checksumOKSlow()
+	}
+	// The header read as little-endian words: the ones'-complement sum commutes with byte swapping
+	// (RFC 1071), and a correct header sums to 0xffff either way. Two 64-bit adds with carry, the
+	// end-around carry, then the fold to 16 bits by rotation (Linux's csum_fold): x + rot(x) holds
+	// the end-around-carry sum of x's two halves in its high half.
+	h := (*[IPv4MinLen]byte)(ip[:IPv4MinLen])
+	s, c := bits.Add64(binary.LittleEndian.Uint64(h[0:8]), binary.LittleEndian.Uint64(h[8:16]), 0)
+	s, c = bits.Add64(s, uint64(binary.LittleEndian.Uint32(h[16:20])), c)
+	s += c // no carry out: a carry above means s < 2^32 here
+	x := uint32((s + bits.RotateLeft64(s, 32)) >> 32)
+	return (x+bits.RotateLeft32(x, 16))>>16 == 0xffff
+}
+
+//go:noinline
+func (ip IPv4) checksumOKSlow() bool {
+	if len(ip) < IPv4MinLen || ip.HeaderLen() < IPv4MinLen || ip.HeaderLen() > len(ip) {
+		return false
 	}
 	return Checksum(ip[:ip.HeaderLen()]) == 0
 }
