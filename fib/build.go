@@ -213,7 +213,7 @@ func (w *writer) build(idx uint32, sh uint, def uint16, rs []uint64) {
 			prev, first = vals[v], false
 		}
 	}
-	w.nodes[idx] = node{vec: vec, leafvec: leafvec, base0: base0, base1: base1}
+	w.nodes[idx] = node{vec: [2]uint64{sideLeaf: leafvec, sideChild: vec}, base: [2]uint32{sideLeaf: base0, sideChild: base1}}
 	c := base1
 	for m := vec; m != 0; m &= m - 1 {
 		v := bits.TrailingZeros64(m)
@@ -238,9 +238,9 @@ func (w *writer) buildSlot(slot uint32) uint32 {
 // subtreeBytes returns the bytes of nodes and leaves reachable from node idx.
 func subtreeBytes(nodes []node, idx uint32) int {
 	n := &nodes[idx]
-	b := nodeBytes + 2*bits.OnesCount64(n.leafvec)
-	for k := range uint32(bits.OnesCount64(n.vec)) {
-		b += subtreeBytes(nodes, n.base1+k)
+	b := nodeBytes + 2*bits.OnesCount64(n.vec[sideLeaf])
+	for k := range uint32(bits.OnesCount64(n.vec[sideChild])) {
+		b += subtreeBytes(nodes, n.base[sideChild]+k)
 	}
 	return b
 }

@@ -57,16 +57,21 @@ const (
 	nodeBytes = 24               // unsafe.Sizeof(node{})
 )
 
-// node is one poptrie internal node: 64 entries (one 6-bit stride). Bit v of vec is set when entry v is an
-// internal node; those children are stored contiguously from base1 in the order of their bits. The other
-// entries are leaves; bit v of leafvec is set when leaf entry v starts a run of a new value (leaf
-// compression), and the run values are stored contiguously from base0.
+// node is one poptrie internal node: 64 entries (one 6-bit stride). Bit v of vec[sideChild] is set when
+// entry v is an internal node; those children are stored contiguously from base[sideChild] in the order of
+// their bits. The other entries are leaves; bit v of vec[sideLeaf] is set when leaf entry v starts a run of a
+// new value (leaf compression), and the run values are stored contiguously from base[sideLeaf]. The two
+// sides are indexed (rather than named fields) so that a walk selects one with the entry's child bit,
+// without a branch.
 type node struct {
-	vec     uint64
-	leafvec uint64
-	base0   uint32
-	base1   uint32
+	vec  [2]uint64
+	base [2]uint32
 }
+
+const (
+	sideLeaf  = 0 // node.vec[sideLeaf], node.base[sideLeaf]: leaf runs, into leaves
+	sideChild = 1 // node.vec[sideChild], node.base[sideChild]: children, into nodes
+)
 
 type dpChunk [chunkSize]uint32
 
@@ -166,10 +171,10 @@ func (s *snapshot) lookup(a uint32) uint32 {
 	for {
 		bit := uint64(1) << ((k >> (sh & 63)) & 63)
 		mask := bit<<1 - 1
-		if n.vec&bit == 0 {
-			return uint32(s.leaves[n.base0+uint32(bits.OnesCount64(n.leafvec&mask))-1]) - 1
+		if n.vec[sideChild]&bit == 0 {
+			return uint32(s.leaves[n.base[sideLeaf]+uint32(bits.OnesCount64(n.vec[sideLeaf]&mask))-1]) - 1
 		}
-		n = &s.nodes[n.base1+uint32(bits.OnesCount64(n.vec&mask))-1]
+		n = &s.nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
 		sh -= 6
 	}
 }
@@ -206,11 +211,13 @@ const batchLanes = 32
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	const K = batchLanes
 	var ent, li [K]uint32
+	var vs [K]uint8
 	var pend, deep uint32
 	for i := range K {
 		x := a[i]
 		e := s.dir[x>>(32-dirBits)][(x>>slotShift)&(chunkSize-1)]
 		ent[i] = e &^ nodeBit
+		vs[i] = 63 - uint8(x>>(32-dpBits-6))&63 // 63 - the first node level's entry v
 		o[i] = e - 1
 		pend |= (e >> 31) << i
 	}
@@ -218,13 +225,9 @@ func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	for m := pend; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
 		n := &nodes[ent[i]]
-		v := uint64(a[i]>>(32-dpBits-6)) & 63
-		mask := uint64(2)<<v - 1
-		c := (n.vec >> v) & 1
-		cm := -c
-		vs := n.vec&cm | n.leafvec&^cm
-		base := n.base1&uint32(cm) | n.base0&^uint32(cm)
-		li[i] = base + uint32(bits.OnesCount64(vs&mask)) - 1
+		sh := vs[i] & 63                    // shifting left by 63-v keeps bits 0..v, bit v on top
+		c := (n.vec[sideChild] << sh) >> 63 // entry v: a child (1) or a leaf (0)
+		li[i] = n.base[c] + uint32(bits.OnesCount64(n.vec[c]<<sh)) - 1
 		deep |= uint32(c) << i
 	}
 	for m := deep; m != 0; m &= m - 1 {
@@ -234,11 +237,11 @@ func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 		for sh := uint(rootShift - 6); ; sh -= 6 {
 			v := (k >> (sh & 63)) & 63
 			mask := uint64(2)<<v - 1
-			if n.vec&(1<<v) == 0 {
-				li[i] = n.base0 + uint32(bits.OnesCount64(n.leafvec&mask)) - 1
+			if n.vec[sideChild]&(1<<v) == 0 {
+				li[i] = n.base[sideLeaf] + uint32(bits.OnesCount64(n.vec[sideLeaf]&mask)) - 1
 				break
 			}
-			n = &nodes[n.base1+uint32(bits.OnesCount64(n.vec&mask))-1]
+			n = &nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
 		}
 	}
 	leaves := s.leaves
@@ -444,4 +447,4 @@ func itoa(i int) string {
 }
 
 // dummyNode is nodes[0]: no children, one leaf (leaves[0], no route) for every entry.
-var dummyNode = node{leafvec: 1}
+var dummyNode = node{vec: [2]uint64{sideLeaf: 1}}
