@@ -1,15 +1,22 @@
 package vlan
 
 import (
-	"encoding/binary"
+	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
 
 // The batch forms below do what the per-frame functions do, for every frame of a batch, with the
-// loop inside: no call per frame, one pass over the descriptors. Frames that need the general path
-// (an out-of-band tag, an extra TPID, a frame too short) take it, so results equal the per-frame
-// functions' frame by frame (the tests check this).
+// loop inside: no call per frame, one pass over the descriptors. Each has a tight loop for the
+// common case (standard TPIDs, no out-of-band tag, a frame long enough and inside the arena), with
+// no call in it so that nothing is spilled per frame; the loop stops at the first frame that needs
+// the general path, the driver runs the per-frame function on that frame and resumes the loop on
+// the next one. Results therefore equal the per-frame functions' frame by frame (the tests check
+// this on random and adversarial batches).
+//
+// Every fast loop does one bounds check per frame: it compares the end of the bytes it touches
+// with len(mem) itself and then slices mem with a constant length, so the compiler drops its own
+// checks.
 
 // ParseBatch parses every frame of b into hs[i] (hs must hold b.Len() headers). A frame that ends
 // inside its header gets a zero Header (Len 0). It returns how many frames parsed. Out-of-band tags
@@ -18,38 +25,99 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 	fr := b.Frames
 	hs = hs[:len(fr)]
 	mem := b.Mem
-	ok := 0
+	if p.n != 0 {
+		ok := 0
+		for i := range fr {
+			if p.parseFrame(mem, &fr[i], &hs[i]) {
+				ok++
+			}
+		}
+		return ok
+	}
+	bad := 0
+	for i := 0; ; i++ {
+		i += parseRun(mem, fr[i:], hs[i:])
+		if i >= len(fr) {
+			break
+		}
+		if !std.parseFrame(mem, &fr[i], &hs[i]) {
+			bad++
+		}
+	}
+	return len(fr) - bad
+}
+
+// parseRun parses fr with the standard TPIDs into hs until a frame is shorter than a QinQ header
+// or lies outside mem; it returns that frame's index (len(fr) when none).
+//
+//go:noinline
+func parseRun(mem []byte, fr []frame.Frame, hs []Header) int {
+	hs = hs[:len(fr)]
 	for i := range fr {
 		f := &fr[i]
 		h := &hs[i]
-		end := f.Off + uint32(f.Len)
-		if f.Len < EthLen+HeaderLen || end > uint32(len(mem)) || p.n != 0 {
-			if p.Parse(mem[f.Off:end], h) == nil {
-				ok++
-			}
+		o := uint64(f.Off)
+		if f.Len < EthLen+HeaderLen || o+EthLen+HeaderLen > uint64(len(mem)) {
+			return i
+		}
+		d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+		// The 4 bytes after the MACs (TPID and TCI, or EtherType and payload) as one load; a
+		// TPID is recognised in wire order, and wireTag turns the word into a Tag.
+		x := le32(d[12], d[13], d[14], d[15])
+		if t := uint16(x); t != wireQ && t != wireAD {
+			h.Outer, h.Inner = Tag{}, Tag{}
+			h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
 			continue
 		}
-		d := mem[f.Off : f.Off+EthLen+HeaderLen]
-		t := binary.BigEndian.Uint16(d[12:14])
+		// Inner is cleared before the next load and Outer written after it: the load keeps the
+		// compiler from trying (and failing) to merge the two tags' stores into one, so that each
+		// tag is one 4-byte store.
 		h.Inner = Tag{}
-		if t != TPID8021Q && t != TPID8021AD {
-			h.Outer = Tag{}
-			h.EtherType, h.N, h.Len = t, 0, frame.EtherLen
-			ok++
+		x2 := le32(d[16], d[17], d[18], d[19])
+		if t := uint16(x2); t != wireQ && t != wireAD {
+			h.Outer = wireTag(x)
+			h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 1, EthLen
 			continue
 		}
-		h.Outer = Tag{t, TCI(binary.BigEndian.Uint16(d[14:16]))}
-		t2 := binary.BigEndian.Uint16(d[16:18])
-		if t2 != TPID8021Q && t2 != TPID8021AD {
-			h.EtherType, h.N, h.Len = t2, 1, EthLen
-			ok++
-			continue
-		}
-		h.Inner = Tag{t2, TCI(binary.BigEndian.Uint16(d[18:20]))}
-		h.EtherType, h.N, h.Len = binary.BigEndian.Uint16(d[20:22]), 2, EthLen+HeaderLen
-		ok++
+		h.Outer = wireTag(x)
+		et := uint16(d[20])<<8 | uint16(d[21])
+		h.Inner = wireTag(x2)
+		h.EtherType, h.N, h.Len = et, 2, EthLen+HeaderLen
 	}
-	return ok
+	return len(fr)
+}
+
+// The standard TPIDs as a little-endian load of their wire bytes sees them.
+const (
+	wireQ  = TPID8021Q>>8 | TPID8021Q&0xff<<8
+	wireAD = TPID8021AD>>8 | TPID8021AD&0xff<<8
+)
+
+// le32 assembles four bytes little-endian. It is written out (rather than encoding/binary, which
+// does the same) so that the loops below read as what they compile to; an inlined call also
+// leaves a NOP per call in the loop. The compiler merges a run of adjacent byte loads into one
+// 4-byte load.
+func le32(b0, b1, b2, b3 byte) uint32 {
+	return uint32(b0) | uint32(b1)<<8 | uint32(b2)<<16 | uint32(b3)<<24
+}
+
+// wireTag turns a tag's four wire bytes, loaded little-endian, into a Tag: a byte swap, then the
+// halves swapped back (BSWAP, ROL; the Tag is then stored with one 4-byte store).
+func wireTag(x uint32) Tag {
+	y := bits.RotateLeft32(bits.ReverseBytes32(x), 16)
+	return Tag{uint16(y), TCI(y >> 16)}
+}
+
+// parseFrame parses one frame's bytes into h (ParseBatch's general path).
+//
+//go:noinline
+func (p *Parser) parseFrame(mem []byte, f *frame.Frame, h *Header) bool {
+	return p.Parse(f.Data(mem), h) == nil
+}
+
+// tagWord is t as the 4 bytes of a tag on the wire, read as a little-endian uint32.
+func tagWord(t Tag) uint32 {
+	return uint32(t.TPID>>8|t.TPID<<8) | uint32(uint16(t.TCI)>>8|uint16(t.TCI)<<8)<<16
 }
 
 // PushBatch pushes t onto every frame of b (as Push does, out-of-band tags put back first). Frames
@@ -57,31 +125,67 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 // others keep their order. It returns how many frames were dropped.
 func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 	fr := b.Frames
-	mem := b.Mem
-	k := 0
+	w := tagWord(t)
+	for i := 0; ; i++ {
+		i += pushRun(b.Mem, fr[i:], w)
+		if i >= len(fr) {
+			return 0
+		}
+		if Push(b, i, t) != nil {
+			return pushCompact(b, i, t)
+		}
+	}
+}
+
+// pushRun pushes the tag whose wire bytes are w onto fr until a frame needs Push (an out-of-band
+// tag, too short, too little headroom, outside mem); it returns that frame's index (len(fr) when
+// none).
+//
+//go:noinline
+func pushRun(mem []byte, fr []frame.Frame, w uint32) int {
+	if uint64(len(mem)) > 1<<32 {
+		return 0 // the check on s below relies on frames living in the first 4 GiB
+	}
 	for i := range fr {
 		f := &fr[i]
-		if f.Flags&frame.FlagVLAN == 0 && f.Len >= macLen && f.Head >= HeaderLen && int(f.Len)+HeaderLen <= 0xffff &&
-			f.Off >= HeaderLen && f.Off+macLen <= uint32(len(mem)) {
-			f.Off -= HeaderLen
-			f.Head -= HeaderLen
-			f.Len += HeaderLen
-			d := mem[f.Off : f.Off+macLen+HeaderLen]
-			lo := binary.LittleEndian.Uint64(d[4:12])
-			hi := binary.LittleEndian.Uint32(d[12:16])
-			binary.LittleEndian.PutUint64(d[0:8], lo)
-			binary.LittleEndian.PutUint32(d[8:12], hi)
-			binary.BigEndian.PutUint16(d[12:14], t.TPID)
-			binary.BigEndian.PutUint16(d[14:16], uint16(t.TCI))
-		} else if Push(b, i, t) != nil {
+		s := uint64(f.Off - HeaderLen) // wraps past len(mem) when Off < 4
+		// Len and Head are adjacent uint16s: the compiler loads (and below stores) them as one
+		// 4-byte word.
+		lh := uint32(f.Len) | uint32(f.Head)<<16
+		// uint16(lh)-12 wraps for Len < 12, and Len+4 must fit a uint16; Head >= 4.
+		if f.Flags&frame.FlagVLAN != 0 || uint16(lh)-macLen > 0xffff-HeaderLen-macLen || lh < HeaderLen<<16 ||
+			s+macLen+HeaderLen > uint64(len(mem)) {
+			return i
+		}
+		d := mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
+		// Move the 12 MAC bytes 4 to the front, then write the tag. A constant-size copy of 12
+		// bytes compiles to one 8-byte and one 4-byte load, then the two stores (both loads come
+		// first, so the overlap is safe); the tag's four byte stores merge into one 4-byte store.
+		copy(d[0:macLen], d[HeaderLen:macLen+HeaderLen])
+		d[12] = byte(w)
+		d[13] = byte(w >> 8)
+		d[14] = byte(w >> 16)
+		d[15] = byte(w >> 24)
+		f.Off = uint32(s)
+		lh = lh + HeaderLen - HeaderLen<<16 // Len += 4, Head -= 4: no carry or borrow, checked above
+		f.Len, f.Head = uint16(lh), uint16(lh>>16)
+	}
+	return len(fr)
+}
+
+// pushCompact is PushBatch from frame i on, once frame i failed to take the tag: failed frames are
+// released and removed, the others keep their order.
+func pushCompact(b *frame.Batch, i int, t Tag) int {
+	fr := b.Frames
+	k := i
+	for i++; i < len(fr); i++ {
+		if Push(b, i, t) != nil {
 			continue
 		}
-		if k != i {
-			fr[k], fr[i] = fr[i], fr[k]
-		}
+		fr[k], fr[i] = fr[i], fr[k]
 		k++
 	}
-	if k < len(fr) && b.Owner != nil {
+	if b.Owner != nil {
 		b.Owner.Release(fr[k:])
 	}
 	b.Frames = fr[:k]
@@ -93,30 +197,55 @@ func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 // frames that end inside their tag are left as they are. It returns how many tags it removed.
 func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 	fr := b.Frames
-	mem := b.Mem
-	for i := range fr {
-		f := &fr[i]
-		if f.Flags&frame.FlagVLAN != 0 || f.Len < frame.MinEthernetLen+HeaderLen || p.n != 0 ||
-			f.Off+EthLen > uint32(len(mem)) {
+	if p.n != 0 {
+		for i := range fr {
 			if _, err := p.Pop(b, i); err == nil {
 				popped++
 			}
-			continue
 		}
-		d := mem[f.Off : f.Off+EthLen]
-		if t := binary.BigEndian.Uint16(d[12:14]); t != TPID8021Q && t != TPID8021AD {
-			continue
-		}
-		lo := binary.LittleEndian.Uint64(d[0:8])
-		hi := binary.LittleEndian.Uint32(d[8:12])
-		binary.LittleEndian.PutUint64(d[4:12], lo)
-		binary.LittleEndian.PutUint32(d[12:16], hi)
-		f.Off += HeaderLen
-		f.Head += HeaderLen
-		f.Len -= HeaderLen
-		popped++
+		return popped
 	}
-	return popped
+	untagged := 0
+	for i := 0; ; i++ {
+		k, u := popRun(b.Mem, fr[i:])
+		i += k
+		untagged += u
+		if i >= len(fr) {
+			break
+		}
+		if _, err := std.Pop(b, i); err != nil {
+			untagged++
+		}
+	}
+	return len(fr) - untagged
+}
+
+// popRun pops the outer tag (standard TPIDs) of fr until a frame needs Pop (an out-of-band
+// tag, shorter than 64 bytes so that it may need padding, headroom that would pass 65535, outside
+// mem); it returns that frame's index (len(fr) when none) and how many untagged frames it passed.
+//
+//go:noinline
+func popRun(mem []byte, fr []frame.Frame) (int, int) {
+	untagged := 0
+	for i := range fr {
+		f := &fr[i]
+		o := uint64(f.Off)
+		lh := uint32(f.Len) | uint32(f.Head)<<16 // one 4-byte load, as in pushRun
+		if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
+			o+EthLen > uint64(len(mem)) {
+			return i, untagged
+		}
+		d := mem[o : o+EthLen : o+EthLen]
+		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
+			untagged++
+			continue
+		}
+		copy(d[HeaderLen:EthLen-2], d[0:macLen]) // one 8-byte and one 4-byte load, then the stores
+		f.Off = uint32(o + HeaderLen)
+		lh = lh - HeaderLen + HeaderLen<<16 // Len -= 4, Head += 4: no borrow or carry, checked above
+		f.Len, f.Head = uint16(lh), uint16(lh>>16)
+	}
+	return len(fr), untagged
 }
 
 // PopBatch is Parser.PopBatch with the standard TPIDs.
@@ -126,22 +255,52 @@ func PopBatch(b *frame.Batch) int { return std.PopBatch(b) }
 // bytes) and returns how many it rewrote; untagged frames are left alone.
 func (p *Parser) SetTCIBatch(b *frame.Batch, tci TCI) (n int) {
 	fr := b.Frames
-	mem := b.Mem
-	for i := range fr {
-		f := &fr[i]
-		if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || p.n != 0 || f.Off+EthLen > uint32(len(mem)) {
+	if p.n != 0 {
+		for i := range fr {
 			if p.SetTCI(b, i, tci) == nil {
 				n++
 			}
-			continue
 		}
-		d := mem[f.Off+macLen : f.Off+EthLen]
-		if t := binary.BigEndian.Uint16(d[0:2]); t == TPID8021Q || t == TPID8021AD {
-			binary.BigEndian.PutUint16(d[2:4], uint16(tci))
-			n++
+		return n
+	}
+	untagged := 0
+	for i := 0; ; i++ {
+		k, u := setTCIRun(b.Mem, fr[i:], bits.ReverseBytes16(uint16(tci)))
+		i += k
+		untagged += u
+		if i >= len(fr) {
+			break
+		}
+		if std.SetTCI(b, i, tci) != nil {
+			untagged++
 		}
 	}
-	return n
+	return len(fr) - untagged
+}
+
+// setTCIRun writes w (a TCI byte-swapped, so that a little-endian store puts it in wire order)
+// into the outer tag (standard TPIDs) of fr until a frame needs SetTCI (an
+// out-of-band tag, shorter than a tagged header, outside mem); it returns that frame's index
+// (len(fr) when none) and how many untagged frames it passed.
+//
+//go:noinline
+func setTCIRun(mem []byte, fr []frame.Frame, w uint16) (int, int) {
+	untagged := 0
+	for i := range fr {
+		f := &fr[i]
+		o := uint64(f.Off)
+		if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o+EthLen > uint64(len(mem)) {
+			return i, untagged
+		}
+		d := mem[o : o+EthLen : o+EthLen]
+		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
+			untagged++
+			continue
+		}
+		d[14] = byte(w)
+		d[15] = byte(w >> 8)
+	}
+	return len(fr), untagged
 }
 
 // SetTCIBatch is Parser.SetTCIBatch with the standard TPIDs.

@@ -261,7 +261,8 @@ func Reinsert(b *frame.Batch, i int) error {
 // costs no byte move), else the one in the bytes, whose 12 MAC bytes move 4 toward the payload. A
 // frame left shorter than 60 bytes is zero-padded to 60 when it has the tailroom (Linux pads on
 // transmit; doing it here keeps the frame valid on the wire). It returns ErrNotTagged for an
-// untagged frame and ErrTruncated for one that ends inside the tag.
+// untagged frame, ErrTruncated for one that ends inside the tag and ErrNoHeadroom, changing nothing,
+// for a descriptor whose headroom would pass 65535 bytes.
 func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) { return p.pop(b, i, true) }
 
 func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
@@ -283,6 +284,9 @@ func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
 	}
 	if len(d) < EthLen {
 		return Tag{}, ErrTruncated
+	}
+	if int(f.Head)+HeaderLen > 0xffff { // the headroom would not fit the descriptor: change nothing
+		return Tag{}, ErrNoHeadroom
 	}
 	t := Tag{tp, TCI(binary.BigEndian.Uint16(d[14:16]))}
 	lo := binary.LittleEndian.Uint64(d[0:8])
