@@ -130,6 +130,8 @@ type Worker struct {
 	fwd   uint64
 	pub   [NumReasons + 1]atomic.Uint64
 
+	macs []uint64 // per interface ID, the router's MAC as mac48 reads it
+
 	tap      Tap // nil: off (one predictable branch per frame)
 	tapEvery uint32
 	tapN     uint32
@@ -172,6 +174,9 @@ func (r *Router) NewWorker(batch int) *Worker {
 		batch = frame.DefaultBatch
 	}
 	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch)}
+	for _, ifc := range r.ifaces {
+		w.macs = append(w.macs, mac48(ifc.MAC[:]))
+	}
 	for i := 0; i < r.ports; i++ {
 		w.out = append(w.out, frame.NewBatch(batch))
 	}
@@ -193,7 +198,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 
 	// Pass 1: validate; gather destinations. Dropped frames are moved behind the kept ones.
 	fr := in.Frames
-	ifaces := w.r.ifaces
+	macs := w.macs
 	k := 0
 	for i := range fr {
 		f := &fr[i]
@@ -203,7 +208,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		switch {
 		case binary.BigEndian.Uint16(d[l3-2:]) != frame.TypeIPv4:
 			reason = DropNotIPv4
-		case !frame.Ether(d).IsMulticast() && frame.Ether(d).Dst() != ifaces[f.Port].MAC:
+		case d[0]&1 == 0 && mac48(d) != macs[f.Port]: // unicast, not to us
 			reason = DropNotForUs
 		default:
 			ip, err := frame.ParseIPv4(d[l3:])
@@ -246,9 +251,17 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	}
 	fr = in.Frames
 	k2 := 0
+	rw, gen := w.rw, w.rwGen
 	for i := range fr {
 		f := &fr[i]
-		a := w.adjacency(nhs, w.nh[i])
+		// The adjacency cache (adjacency, inlined by hand).
+		var a *adj
+		if idx := w.nh[i]; uint64(idx) < uint64(len(rw)) && rw[idx].gen == gen {
+			a = &rw[idx]
+		} else {
+			a = w.buildAdj(nhs, idx)
+			rw = w.rw // buildAdj may have grown it
+		}
 		if a.drop != NumReasons {
 			w.drops[a.drop]++
 			if w.tap != nil {
@@ -298,18 +311,14 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	}
 }
 
-// release frees in.Frames[k:] (the dropped ones) and truncates in to k frames.
-// adjacency returns the worker's egress entry for next-hop index idx of version nhs, building it
-// when this version has not used that index yet.
-func (w *Worker) adjacency(nhs *fib.NextHopView, idx uint32) *adj {
-	if uint64(idx) < uint64(len(w.rw)) { // unsigned: NoRoute is 0xffffffff, -1 where int has 32 bits
-		if a := &w.rw[idx]; a.gen == w.rwGen {
-			return a
-		}
-	}
-	return w.buildAdj(nhs, idx)
+// mac48 reads the first 6 bytes of b (a MAC address) as one integer.
+func mac48(b []byte) uint64 {
+	_ = b[5]
+	return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32
 }
 
+// buildAdj builds (or finds shared) the worker's egress entry for next-hop index idx of version nhs:
+// Forward's adjacency cache had no entry of this version for it.
 func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 	if uint64(idx) >= uint64(len(w.rw)) {
 		if uint64(idx) >= uint64(nhs.Len()) {
@@ -335,6 +344,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 	return a
 }
 
+// release frees in.Frames[k:] (the dropped ones) and truncates in to k frames.
 func (w *Worker) release(in *frame.Batch, k int) {
 	if k < len(in.Frames) && in.Owner != nil {
 		in.Owner.Release(in.Frames[k:])
