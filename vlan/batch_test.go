@@ -153,3 +153,127 @@ func TestBatchZeroAllocs(t *testing.T) {
 		t.Fatalf("%v allocs", n)
 	}
 }
+
+// edgeBatches builds two identical batches over private arenas whose frames sit at every boundary
+// the batch fast paths test: lengths around 12, 14, 18, 22 and 64 bytes and near 65535, headroom
+// 0-4 and near 65535, untagged, 802.1Q, QinQ, 0x9100 and out-of-band tags, and frames starting
+// inside the arena's first 4 bytes with no headroom. Frames overlap in the arena; both batches are
+// worked in the same order, so they stay comparable byte for byte.
+func edgeBatches(seed uint64) (*frame.Batch, *frame.Batch) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	const arena = 1 << 17
+	lens := []uint16{0, 1, 11, 12, 13, 14, 15, 17, 18, 19, 21, 22, 23, 59, 60, 61, 63, 64, 65, 100, 0xffef, 0xfff0, 0xfffb, 0xfffc, 0xffff}
+	heads := []uint16{0, 1, 3, 4, 5, 128, 0xfffa, 0xfffb, 0xfffc, 0xffff}
+	tpids := []uint16{TPID8021Q, TPID8021AD, TPID9100, frame.TypeIPv4, 0x86dd}
+	n := 1 + r.IntN(80)
+	frs := make([]frame.Frame, n)
+	memA := make([]byte, arena)
+	for i := range memA {
+		memA[i] = byte(r.Uint32())
+	}
+	for i := range frs {
+		f := &frs[i]
+		f.Len = lens[r.IntN(len(lens))]
+		f.Head = heads[r.IntN(len(heads))]
+		f.Off = uint32(r.IntN(arena - 0xffff - 8))
+		if f.Off < 4 {
+			f.Head = uint16(f.Off) // a descriptor's headroom lies inside the arena
+		}
+		if f.Off < 0x10000 && uint32(f.Head) > f.Off {
+			f.Off = uint32(f.Head)
+		}
+		f.Tail = uint16(r.IntN(80))
+		if r.IntN(4) == 0 {
+			f.Flags |= frame.FlagVLAN
+			f.TPID, f.TCI = tpids[r.IntN(3)], uint16(r.Uint32())
+			if r.IntN(3) == 0 {
+				f.TPID = 0 // older kernels report no TPID: 0x8100
+			}
+		}
+		// Tags at the front of the bytes: none, one or two, of any of the TPIDs.
+		d := memA[f.Off:]
+		for j, k := 0, r.IntN(3); j < k; j++ {
+			tp := tpids[r.IntN(len(tpids))]
+			d[12+4*j], d[13+4*j] = byte(tp>>8), byte(tp)
+		}
+	}
+	memB := append([]byte(nil), memA...)
+	a := &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: memA}
+	b := &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: memB}
+	return a, b
+}
+
+func TestBatchEqualsPerFrameEdges(t *testing.T) {
+	p9100, _ := NewParser(TPID9100)
+	same := func(what string, seed uint64, a, b *frame.Batch) {
+		t.Helper()
+		if a.Len() != b.Len() {
+			t.Fatalf("seed %d %s: %d frames vs %d", seed, what, a.Len(), b.Len())
+		}
+		for i := range a.Frames {
+			if a.Frames[i] != b.Frames[i] {
+				t.Fatalf("seed %d %s: frame %d\n per-frame %+v\n batch     %+v", seed, what, i, a.Frames[i], b.Frames[i])
+			}
+		}
+		if !bytes.Equal(a.Mem, b.Mem) {
+			t.Fatalf("seed %d %s: arenas differ", seed, what)
+		}
+	}
+	for seed := uint64(0); seed < 250; seed++ {
+		for _, p := range []*Parser{&std, &p9100} {
+			a, b := edgeBatches(seed)
+			hs := make([]Header, b.Len())
+			okb := p.ParseBatch(b, hs)
+			oka := 0
+			for i := range a.Frames {
+				var h Header
+				if p.Parse(a.Bytes(i), &h) == nil {
+					oka++
+				}
+				if h != hs[i] {
+					t.Fatalf("seed %d frame %d %+v: Parse %+v, ParseBatch %+v", seed, i, a.Frames[i], h, hs[i])
+				}
+			}
+			if oka != okb {
+				t.Fatalf("seed %d: parsed %d vs %d", seed, oka, okb)
+			}
+
+			na := 0
+			for i := range a.Frames {
+				if p.SetTCI(a, i, 0xabcd) == nil {
+					na++
+				}
+			}
+			if nb := p.SetTCIBatch(b, 0xabcd); na != nb {
+				t.Fatalf("seed %d: SetTCI %d vs %d", seed, na, nb)
+			}
+			same("settci", seed, a, b)
+
+			popa := 0
+			for i := range a.Frames {
+				if _, err := p.Pop(a, i); err == nil {
+					popa++
+				}
+			}
+			if popb := p.PopBatch(b); popa != popb {
+				t.Fatalf("seed %d: popped %d vs %d", seed, popa, popb)
+			}
+			same("pop", seed, a, b)
+		}
+		a, b := edgeBatches(seed)
+		keep := a.Frames[:0]
+		dropped := 0
+		for i := range a.Frames {
+			if Push(a, i, Tag{TPID8021AD, 0x1234}) == nil {
+				keep = append(keep, a.Frames[i])
+			} else {
+				dropped++
+			}
+		}
+		a.Frames = keep
+		if d := PushBatch(b, Tag{TPID8021AD, 0x1234}); d != dropped {
+			t.Fatalf("seed %d: PushBatch dropped %d, per-frame %d", seed, d, dropped)
+		}
+		same("push", seed, a, b)
+	}
+}
