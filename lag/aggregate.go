@@ -194,6 +194,10 @@ func (a *Aggregate) publish() {
 		}
 	}
 	st.cnt = uint32(len(st.usable))
+	copy(st.members[:], st.usable)
+	if st.cnt > 0 {
+		st.mp, st.ds = pickConsts(st.cnt)
+	}
 	if st.cnt > 0 {
 		st.m = ^uint64(0)/uint64(st.cnt) + 1
 	}

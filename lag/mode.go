@@ -67,6 +67,8 @@ func fastmod(a uint32, m uint64, d uint32) uint32 {
 type snapshot struct {
 	n       int               // members configured
 	usable  []uint8           // usable members, in member order (bond->usable_slaves)
+	members [256]uint8        // usable, padded with zeros (pick indexes it without a bounds check)
+	mp, ds  uint64            // pick's constants for cnt
 	cnt     uint32            // len(usable)
 	m       uint64            // fastmod constant for cnt
 	mAll    uint64            // fastmod constant for n

@@ -311,11 +311,68 @@ func TestDebounce(t *testing.T) {
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }
 
-// TestBatchHashEqualsGeneral: the batch pass (hashBatch, with its inline common cases) answers what
-// the general per-frame path (itself checked against the kernel transcription) does, for every
-// policy: on the random mix of genFrame and on plain IPv4/IPv6 TCP/UDP frames with and without a
-// tag, in band or out of band, with random bytes everywhere else.
-func TestBatchHashEqualsGeneral(t *testing.T) {
+// crtCounts are member counts whose least common multiple exceeds 2^32: a hash h < 2^32 is
+// determined by its remainders modulo them (Chinese remainder theorem), so a batch loop that
+// chooses usable[h % count] like the general path for every one of these counts computed the same
+// h. The identity table (bucket b -> member b) shows Bucket(h) for the table loops.
+var crtCounts = []int{64, 63, 61, 59, 53, 47, 3}
+
+// testSnapshot is a published state with members 0..cnt-1 usable (the identity table with tbl).
+func testSnapshot(cnt int, tbl bool) *snapshot {
+	st := &snapshot{n: cnt, cnt: uint32(cnt), m: ^uint64(0)/uint64(cnt) + 1, mAll: ^uint64(0)/uint64(cnt) + 1}
+	for i := 0; i < cnt; i++ {
+		st.usable = append(st.usable, uint8(i))
+	}
+	copy(st.members[:], st.usable)
+	st.mp, st.ds = pickConsts(uint32(cnt))
+	if tbl {
+		st.table = new([Buckets]uint8)
+		for b := range st.table {
+			st.table[b] = uint8(b)
+		}
+	}
+	return st
+}
+
+// checkSelectEqualsGeneral runs Select in XOR mode on b for every policy, with every count of
+// crtCounts and with the identity table, and compares each choice with the general per-frame path
+// (hashFrame, itself checked against the kernel transcription).
+func checkSelectEqualsGeneral(t *testing.T, b *frame.Batch) {
+	t.Helper()
+	out := make([]uint8, len(b.Frames))
+	for p := Layer2; p <= VLANSrcMAC; p++ {
+		a := &Aggregate{cfg: Config{Mode: XOR, Policy: p}}
+		s := &Selector{a: a}
+		for k := 0; k <= len(crtCounts); k++ {
+			tbl := k == len(crtCounts)
+			cnt := 256
+			if !tbl {
+				cnt = crtCounts[k]
+			}
+			a.state.Store(testSnapshot(min(cnt, MaxMembers), tbl))
+			s.Select(b, out)
+			for i := range b.Frames {
+				f := &b.Frames[i]
+				h := hashFrame(p, b.Mem, f)
+				want := uint8(h % uint32(cnt))
+				if tbl {
+					want = Bucket(h)
+				}
+				if out[i] != want {
+					t.Fatalf("policy %v count %d table %v frame % x (len %d oob %v tci %#x): batch %d, general %d (hash %#x)",
+						p, cnt, tbl, f.Data(b.Mem), f.Len, f.Flags&frame.FlagVLAN != 0, f.TCI, out[i], want, h)
+				}
+			}
+		}
+	}
+}
+
+// TestSelectEqualsGeneral: the XOR batch loops (with their straight paths and l3Rare) choose what
+// the general per-frame path does, for every policy, member count and the table: on the random mix
+// of genFrame and on plain IPv4/IPv6 TCP/UDP frames with and without a tag, in band or out of
+// band, with random bytes everywhere else, truncated at random lengths (the header window then
+// reads bytes past the frame's end, which are random too), and frames near the end of the arena.
+func TestSelectEqualsGeneral(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	const slot = 2048
 	b := &frame.Batch{Mem: make([]byte, 64*slot), Frames: make([]frame.Frame, 64)}
@@ -333,22 +390,33 @@ func TestBatchHashEqualsGeneral(t *testing.T) {
 		case 2:
 			d = append(d, 0x88, 0xa8, byte(r.IntN(256)), byte(r.IntN(256)))
 		}
-		proto := []byte{protoTCP, protoUDP, 1, 47}[r.IntN(4)]
+		if r.IntN(8) == 0 { // a second tag
+			d = append(d, 0x81, 0, byte(r.IntN(256)), byte(r.IntN(256)))
+		}
+		proto := []byte{protoTCP, protoUDP, protoTCP, protoUDP, 1, 47, 58, 132}[r.IntN(8)]
 		if r.IntN(2) == 0 {
 			d = append(d, 0x08, 0)
 			d = append(d, ipv4(rnd(r, 4), rnd(r, 4), proto, 0)...)
-			if r.IntN(8) == 0 {
+			switch r.IntN(8) {
+			case 0:
 				d[len(d)-20+6] |= byte(r.IntN(2)) << 5 // more fragments
+			case 1:
+				d[len(d)-20+7] = byte(r.IntN(256)) // fragment offset
+			case 2:
+				d[len(d)-20] = byte(r.IntN(256)) // version and IHL
 			}
 		} else {
 			d = append(d, 0x86, 0xdd)
 			d = append(d, ipv6(rnd(r, 16), rnd(r, 16), proto)...)
 		}
 		d = append(d, rnd(r, r.IntN(40))...)
+		if r.IntN(4) == 0 {
+			d = d[:r.IntN(len(d)+1)]
+		}
 		sf.b = d
 		return sf
 	}
-	for round := 0; round < 3000; round++ {
+	for round := 0; round < 1500; round++ {
 		for i := range b.Frames {
 			var sf synthFrame
 			if r.IntN(2) == 0 {
@@ -360,22 +428,20 @@ func TestBatchHashEqualsGeneral(t *testing.T) {
 				sf.b = sf.b[:slot-64]
 			}
 			off := i*slot + 64
+			if i == len(b.Frames)-1 {
+				off = len(b.Mem) - len(sf.b) - r.IntN(min(80, slot-64-len(sf.b)+1))
+			}
 			copy(b.Mem[off:], sf.b)
+			// The bytes after the frame are random: the window may read them, the hash must not.
+			for j := off + len(sf.b); j < min(off+len(sf.b)+80, len(b.Mem)); j++ {
+				b.Mem[j] = byte(r.IntN(256))
+			}
 			b.Frames[i] = frame.Frame{Off: uint32(off), Len: uint16(len(sf.b)), TCI: sf.tci}
 			if sf.oob {
 				b.Frames[i].Flags |= frame.FlagVLAN
 			}
 		}
-		for p := Layer2; p <= VLANSrcMAC; p++ {
-			s := &Selector{a: &Aggregate{cfg: Config{Policy: p}}}
-			hs := s.hashBatch(b, len(b.Frames))
-			for i := range b.Frames {
-				f := &b.Frames[i]
-				if want := hashFrame(p, b.Mem, f); hs[i] != want {
-					t.Fatalf("policy %v frame % x (oob %v tci %#x): batch %#x, general %#x", p, f.Data(b.Mem), f.Flags&frame.FlagVLAN != 0, f.TCI, hs[i], want)
-				}
-			}
-		}
+		checkSelectEqualsGeneral(t, b)
 	}
 }
 
