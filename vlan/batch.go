@@ -2,6 +2,7 @@ package vlan
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -16,7 +17,14 @@ import (
 //
 // Every fast loop does one bounds check per frame: it compares the end of the bytes it touches
 // with len(mem) itself and then slices mem with a constant length, so the compiler drops its own
-// checks.
+// checks. The loops walk the descriptors by byte offset p < len(fr)*frameSize and take
+// &fr[p/frameSize] with unsafe.Add: the same element the index would give, always inside fr, for
+// three loop instructions per frame instead of the five an index costs (increment, compare, copy,
+// shift by 5 for the 32-byte stride).
+const (
+	frameSize  = unsafe.Sizeof(frame.Frame{})
+	headerSize = unsafe.Sizeof(Header{})
+)
 
 // ParseBatch parses every frame of b into hs[i] (hs must hold b.Len() headers). A frame that ends
 // inside its header gets a zero Header (Len 0). It returns how many frames parsed. Out-of-band tags
@@ -53,12 +61,13 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 //go:noinline
 func parseRun(mem []byte, fr []frame.Frame, hs []Header) int {
 	hs = hs[:len(fr)]
-	for i := range fr {
-		f := &fr[i]
-		h := &hs[i]
+	fb, hb, end := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(hs)), uintptr(len(fr))*frameSize
+	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+headerSize {
+		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[p/frameSize]
+		h := (*Header)(unsafe.Add(hb, q))      // &hs[p/frameSize]
 		o := uint64(f.Off)
 		if f.Len < EthLen+HeaderLen || o+EthLen+HeaderLen > uint64(len(mem)) {
-			return i
+			return int(p / frameSize)
 		}
 		d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
 		// The 4 bytes after the MACs (TPID and TCI, or EtherType and payload) as one load; a
@@ -146,16 +155,17 @@ func pushRun(mem []byte, fr []frame.Frame, w uint32) int {
 	if uint64(len(mem)) > 1<<32 {
 		return 0 // the check on s below relies on frames living in the first 4 GiB
 	}
-	for i := range fr {
-		f := &fr[i]
-		s := uint64(f.Off - HeaderLen) // wraps past len(mem) when Off < 4
+	base, end := unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr))*frameSize
+	for p := uintptr(0); p < end; p += frameSize {
+		f := (*frame.Frame)(unsafe.Add(base, p)) // &fr[p/frameSize]
+		s := uint64(f.Off - HeaderLen)           // wraps past len(mem) when Off < 4
 		// Len and Head are adjacent uint16s: the compiler loads (and below stores) them as one
 		// 4-byte word.
 		lh := uint32(f.Len) | uint32(f.Head)<<16
 		// uint16(lh)-12 wraps for Len < 12, and Len+4 must fit a uint16; Head >= 4.
 		if f.Flags&frame.FlagVLAN != 0 || uint16(lh)-macLen > 0xffff-HeaderLen-macLen || lh < HeaderLen<<16 ||
 			s+macLen+HeaderLen > uint64(len(mem)) {
-			return i
+			return int(p / frameSize)
 		}
 		d := mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
 		// Move the 12 MAC bytes 4 to the front, then write the tag. A constant-size copy of 12
@@ -227,13 +237,14 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 //go:noinline
 func popRun(mem []byte, fr []frame.Frame) (int, int) {
 	untagged := 0
-	for i := range fr {
-		f := &fr[i]
+	base, end := unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr))*frameSize
+	for p := uintptr(0); p < end; p += frameSize {
+		f := (*frame.Frame)(unsafe.Add(base, p)) // &fr[p/frameSize]
 		o := uint64(f.Off)
 		lh := uint32(f.Len) | uint32(f.Head)<<16 // one 4-byte load, as in pushRun
 		if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 			o+EthLen > uint64(len(mem)) {
-			return i, untagged
+			return int(p / frameSize), untagged
 		}
 		d := mem[o : o+EthLen : o+EthLen]
 		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
@@ -286,11 +297,12 @@ func (p *Parser) SetTCIBatch(b *frame.Batch, tci TCI) (n int) {
 //go:noinline
 func setTCIRun(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 	untagged := 0
-	for i := range fr {
-		f := &fr[i]
+	base, end := unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr))*frameSize
+	for p := uintptr(0); p < end; p += frameSize {
+		f := (*frame.Frame)(unsafe.Add(base, p)) // &fr[p/frameSize]
 		o := uint64(f.Off)
 		if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o+EthLen > uint64(len(mem)) {
-			return i, untagged
+			return int(p / frameSize), untagged
 		}
 		d := mem[o : o+EthLen : o+EthLen]
 		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
