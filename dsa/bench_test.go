@@ -32,8 +32,8 @@ func benchFrames(name string) (rx, tx []byte, port int) {
 type ring struct {
 	b    *frame.Batch
 	orig []frame.Frame
-	head [][]byte // each frame's first restoreLen bytes in the arena
-	src  []byte
+	head []*[restoreLen]byte // each frame's first restoreLen bytes in the arena
+	src  [restoreLen]byte
 }
 
 func newRing(b *testing.B, data []byte) *ring {
@@ -41,23 +41,27 @@ func newRing(b *testing.B, data []byte) *ring {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &ring{b: frame.NewBatch(nframes), src: data}
+	r := &ring{b: frame.NewBatch(nframes)}
+	copy(r.src[:], data)
 	if n, _ := pool.Alloc(r.b, nframes); n != nframes {
 		b.Fatal("alloc")
 	}
 	for i := range r.b.Frames {
 		setFrame(r.b, i, data)
-		r.head = append(r.head, r.b.Bytes(i)[:restoreLen])
+		r.head = append(r.head, (*[restoreLen]byte)(r.b.Bytes(i)))
 	}
 	r.orig = append([]frame.Frame(nil), r.b.Frames...)
 	return r
 }
 
-// restore puts all 64 frames back: descriptors in one copy, then the head bytes.
+// restore puts all 64 frames back: descriptors in one copy, then the head bytes, each as one
+// 20-byte array assignment (a 16-byte and a 4-byte store; a copy of a slice would be a call of
+// memmove per frame, which used to cost the restore pass 52 instructions per frame).
 func (r *ring) restore() {
 	copy(r.b.Frames, r.orig)
+	src := r.src
 	for _, h := range r.head {
-		copy(h, r.src)
+		*h = src
 	}
 }
 

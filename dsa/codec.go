@@ -95,8 +95,8 @@ func (c *codec) Parse(p []byte, in *Info) error {
 	return c.parse(p, in).Err()
 }
 
-// Decode strips the tag of frame i in place. The format's switch is here, not in a helper, so
-// that a call costs one jump table and one call of the format's decoder.
+// Decode strips the tag of frame i in place. The format's switch is here (as in decodeOne), not
+// in a helper, so that a call costs one jump table and one call of the format's decoder.
 func (c *codec) Decode(b *frame.Batch, i int, in *Info) error {
 	mem, f := b.Mem, &b.Frames[i]
 	r := ReasonBadTag
@@ -146,6 +146,56 @@ func (c *codec) Decode(b *frame.Batch, i int, in *Info) error {
 		return r.Err()
 	}
 	return nil
+}
+
+// decodeOne is Decode on a frame descriptor: the per-frame decoder behind the slow path of
+// decodeBatch. Its switch repeats Decode's (a call of decodeOne from Decode would cost every
+// frame a call more).
+func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
+	r := ReasonBadTag
+	switch c.kind {
+	case kNone:
+		r = decNone(mem, f, in)
+	case kDSA:
+		if r = decDSA(mem, f, in); r == reasonSlow {
+			r = decDSASlow(mem, f, in)
+		}
+	case kEDSA:
+		if r = decEDSA(mem, f, in); r == reasonSlow {
+			r = decEDSASlow(mem, f, in)
+		}
+	case kBrcm:
+		r = decBrcm(mem, f, in)
+	case kBrcmPrepend:
+		r = decBrcmPrepend(mem, f, in)
+	case kQCA:
+		r = decQCA(mem, f, in)
+	case kMTK:
+		r = decMTK(mem, f, in)
+	case kKSZ8795:
+		r = decKSZ8795(mem, f, in)
+	case kKSZ9477, kKSZ9893, kLAN937x:
+		r = decKSZ9477(mem, f, in)
+	case kRTL4A:
+		r = decRTL4A(mem, f, in)
+	case kRTL84:
+		r = decRTL84(mem, f, in)
+	case kRTL84T:
+		r = decRTL84T(mem, f, in)
+	case k8021Q:
+		r = dec8021Q(mem, f, in, c.tpid)
+	case kAR9331:
+		r = decAR9331(mem, f, in)
+	case kGSWIP:
+		r = decGSWIP(mem, f, in)
+	case kHellcreek:
+		r = decHellcreek(mem, f, in)
+	case kLAN9303:
+		r = decLAN9303(mem, f, in)
+	case kTrailer:
+		r = decTrailer(mem, f, in)
+	}
+	return r
 }
 
 // Encode tags frame i in place toward d.
@@ -214,109 +264,6 @@ func (c *codec) parse(p []byte, in *Info) Reason {
 		return parseTrailer(p, in)
 	}
 	return ReasonBadTag
-}
-
-// decodeBatch is decode over every frame of fr, with the format chosen once per batch.
-//
-// One loop per format, with direct calls, on purpose: a table of decoder funcs would fold the loops
-// into one, but every pointer passed through a func value escapes (ins, fr), so a caller's stack
-// array of Info would then be allocated on every call (measured with -gcflags=-m).
-func (c *codec) decodeBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) int {
-	ins, rs = ins[:len(fr)], rs[:len(fr)]
-	switch c.kind {
-	case kNone:
-		for i := range fr {
-			rs[i] = decNone(mem, &fr[i], &ins[i])
-		}
-	case kDSA:
-		for i := range fr {
-			r := decDSA(mem, &fr[i], &ins[i])
-			if r == reasonSlow {
-				r = decDSASlow(mem, &fr[i], &ins[i])
-			}
-			rs[i] = r
-		}
-	case kEDSA:
-		for i := range fr {
-			r := decEDSA(mem, &fr[i], &ins[i])
-			if r == reasonSlow {
-				r = decEDSASlow(mem, &fr[i], &ins[i])
-			}
-			rs[i] = r
-		}
-	case kBrcm:
-		for i := range fr {
-			rs[i] = decBrcm(mem, &fr[i], &ins[i])
-		}
-	case kBrcmPrepend:
-		for i := range fr {
-			rs[i] = decBrcmPrepend(mem, &fr[i], &ins[i])
-		}
-	case kQCA:
-		for i := range fr {
-			rs[i] = decQCA(mem, &fr[i], &ins[i])
-		}
-	case kMTK:
-		for i := range fr {
-			rs[i] = decMTK(mem, &fr[i], &ins[i])
-		}
-	case kKSZ8795:
-		for i := range fr {
-			rs[i] = decKSZ8795(mem, &fr[i], &ins[i])
-		}
-	case kKSZ9477, kKSZ9893, kLAN937x:
-		for i := range fr {
-			rs[i] = decKSZ9477(mem, &fr[i], &ins[i])
-		}
-	case kRTL4A:
-		for i := range fr {
-			rs[i] = decRTL4A(mem, &fr[i], &ins[i])
-		}
-	case kRTL84:
-		for i := range fr {
-			rs[i] = decRTL84(mem, &fr[i], &ins[i])
-		}
-	case kRTL84T:
-		for i := range fr {
-			rs[i] = decRTL84T(mem, &fr[i], &ins[i])
-		}
-	case k8021Q:
-		tpid := c.tpid
-		for i := range fr {
-			rs[i] = dec8021Q(mem, &fr[i], &ins[i], tpid)
-		}
-	case kAR9331:
-		for i := range fr {
-			rs[i] = decAR9331(mem, &fr[i], &ins[i])
-		}
-	case kGSWIP:
-		for i := range fr {
-			rs[i] = decGSWIP(mem, &fr[i], &ins[i])
-		}
-	case kHellcreek:
-		for i := range fr {
-			rs[i] = decHellcreek(mem, &fr[i], &ins[i])
-		}
-	case kLAN9303:
-		for i := range fr {
-			rs[i] = decLAN9303(mem, &fr[i], &ins[i])
-		}
-	case kTrailer:
-		for i := range fr {
-			rs[i] = decTrailer(mem, &fr[i], &ins[i])
-		}
-	default:
-		for i := range rs {
-			rs[i] = ReasonBadTag
-		}
-	}
-	ok := 0
-	for _, r := range rs {
-		if r == ReasonNone {
-			ok++
-		}
-	}
-	return ok
 }
 
 // checkDest validates d against the format's TX port field.
@@ -433,215 +380,4 @@ func (c *codec) encode(mem []byte, f *frame.Frame, d Dest) Reason {
 		return encTrailer(mem, f, d)
 	}
 	return ReasonBadTag
-}
-
-// encodeBatch is encode over every frame of fr toward d, with d validated and the format chosen
-// once per batch.
-// One loop per format with direct calls, as in decodeBatch and for the same reason.
-func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) int {
-	rs = rs[:len(fr)]
-	bad := c.checkDest(d)
-	if bad != ReasonNone || c.kind == kNone || c.kind > kTrailer {
-		if c.kind > kTrailer {
-			bad = ReasonBadTag
-		}
-		ok := 0
-		for i := range fr {
-			r := bad
-			if fr[i].Len < minFrame {
-				r = ReasonTruncated
-			}
-			rs[i] = r
-			if r == ReasonNone {
-				ok++
-			}
-		}
-		return ok
-	}
-	tpid := c.tpid
-	_ = tpid
-	switch c.kind {
-	case kDSA:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				if r = encDSA(mem, f, d); r == reasonSlow {
-					r = encMarvell(mem, f, d, 0)
-				}
-			}
-			rs[i] = r
-		}
-	case kEDSA:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				if r = encEDSA(mem, f, d); r == reasonSlow {
-					r = encMarvell(mem, f, d, 4)
-				}
-			}
-			rs[i] = r
-		}
-	case kBrcm:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encBrcm(mem, f, d, false)
-			}
-			rs[i] = r
-		}
-	case kBrcmPrepend:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encBrcm(mem, f, d, true)
-			}
-			rs[i] = r
-		}
-	case kQCA:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encQCA(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kMTK:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encMTK(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kKSZ8795:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encKSZ(mem, f, d, kKSZ8795)
-			}
-			rs[i] = r
-		}
-	case kKSZ9477:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encKSZ(mem, f, d, kKSZ9477)
-			}
-			rs[i] = r
-		}
-	case kKSZ9893:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encKSZ(mem, f, d, kKSZ9893)
-			}
-			rs[i] = r
-		}
-	case kLAN937x:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encKSZ(mem, f, d, kLAN937x)
-			}
-			rs[i] = r
-		}
-	case kRTL4A:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encRTL4A(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kRTL84:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encRTL84(mem, f, d, false)
-			}
-			rs[i] = r
-		}
-	case kRTL84T:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encRTL84(mem, f, d, true)
-			}
-			rs[i] = r
-		}
-	case k8021Q:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = enc8021Q(mem, f, d, tpid)
-			}
-			rs[i] = r
-		}
-	case kAR9331:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encAR9331(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kGSWIP:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encGSWIP(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kHellcreek:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encHellcreek(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kLAN9303:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encLAN9303(mem, f, d)
-			}
-			rs[i] = r
-		}
-	case kTrailer:
-		for i := range fr {
-			f := &fr[i]
-			r := ReasonTruncated
-			if f.Len >= minFrame {
-				r = encTrailer(mem, f, d)
-			}
-			rs[i] = r
-		}
-	}
-	ok := 0
-	for _, r := range rs {
-		if r == ReasonNone {
-			ok++
-		}
-	}
-	return ok
 }

@@ -1,0 +1,178 @@
+package dsa
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// The batch codecs have their own fast loops (batch.go); Decode and Encode run the general
+// per-frame code. TestBatchMatchesPerFrame is the differential test between the two: batches of
+// 64 random and adversarial frames (valid tags from the oracle, the same with random bits flipped
+// in the tag and header bytes, random bytes of every length around the thresholds, little
+// headroom or tailroom, out-of-band VLAN tags) go through DecodeBatch/EncodeBatch on one copy and
+// Decode/Encode frame by frame on another; outcome, Info, descriptor and frame bytes must agree.
+
+// advFrame returns one adversarial frame for tagger name.
+func advFrame(r *rand.Rand, name string) []byte {
+	randBytes := func(n int) []byte {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(r.Uint32())
+		}
+		return p
+	}
+	// An inner frame: random length, sometimes a link-local DA or a VLAN EtherType.
+	in := randBytes(14 + r.IntN(70))
+	switch r.IntN(4) {
+	case 0:
+		copy(in, hx(llMacs))
+		in[5] = byte(r.IntN(32))
+	case 1:
+		in[12], in[13] = 0x81, 0x00
+	case 2:
+		in[12], in[13] = 0x88, 0xa8
+	}
+	switch r.IntN(6) {
+	case 0, 1: // a valid tag
+		port := r.IntN(max(1, rxWidth[name]))
+		sw := 0
+		if w := switchWidth[name]; w > 0 {
+			sw = r.IntN(w)
+		}
+		return naiveRx(name, in, sw, port)
+	case 2, 3: // a valid tag with bits flipped near the head and the tail
+		p := naiveRx(name, in, 0, r.IntN(max(1, rxWidth[name])))
+		for range 1 + r.IntN(3) {
+			k := r.IntN(min(len(p), 24))
+			if r.IntN(2) == 0 {
+				k = len(p) - 1 - r.IntN(min(len(p), 10))
+			}
+			p[k] ^= 1 << r.IntN(8)
+		}
+		return p
+	case 4: // random bytes around the length thresholds
+		return randBytes(r.IntN(70))
+	}
+	return in
+}
+
+// rel is f with Off relative to the frame's buffer and no Buf, to compare frames of two batches.
+func rel(f, orig frame.Frame) frame.Frame {
+	f.Off -= orig.Off
+	f.Buf = 0
+	return f
+}
+
+func TestBatchMatchesPerFrame(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, uint64(len(Names()))))
+	heads := []uint16{0, 1, 2, 3, 4, 5, 7, 8, 9, 64}
+	tails := []uint16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 300}
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 128, BufSize: 512, Headroom: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, many := frame.NewBatch(nframes), frame.NewBatch(nframes)
+	if n, _ := pool.Alloc(one, nframes); n != nframes {
+		t.Fatal("alloc")
+	}
+	if n, _ := pool.Alloc(many, nframes); n != nframes {
+		t.Fatal("alloc")
+	}
+	origOne := append([]frame.Frame(nil), one.Frames...)
+	origMany := append([]frame.Frame(nil), many.Frames...)
+	data := make([][]byte, nframes)
+	// load puts frame i's data and descriptor variant into both batches.
+	load := func(i int, p []byte, head, tail uint16, vlan bool, tpid, tci uint16) {
+		for _, x := range []struct {
+			b    *frame.Batch
+			orig []frame.Frame
+		}{{one, origOne}, {many, origMany}} {
+			x.b.Frames[i] = x.orig[i]
+			setFrame(x.b, i, p)
+			f := &x.b.Frames[i]
+			f.Head = min(f.Head, head)
+			f.Tail = min(f.Tail, tail)
+			if vlan {
+				f.Flags |= frame.FlagVLAN
+				f.TPID, f.TCI = tpid, tci
+			}
+		}
+	}
+	rounds := 60
+	if testing.Short() {
+		rounds = 10
+	}
+	for _, name := range Names() {
+		tg := mustTagger(t, name)
+		spec := tg.Spec()
+		ins, rs := make([]Info, nframes), make([]Reason, nframes)
+		for round := range rounds {
+			type variant struct {
+				head, tail uint16
+				vlan       bool
+				tpid, tci  uint16
+			}
+			vs := make([]variant, nframes)
+			for i := range nframes {
+				data[i] = advFrame(r, name)
+				v := variant{head: 64, tail: 300}
+				if r.IntN(3) == 0 {
+					v.head, v.tail = heads[r.IntN(len(heads))], tails[r.IntN(len(tails))]
+				}
+				if r.IntN(4) == 0 {
+					v.vlan, v.tpid, v.tci = true, []uint16{0x8100, 0x88a8, 0x9100}[r.IntN(3)], uint16(r.Uint32())
+				}
+				vs[i] = v
+				load(i, data[i], v.head, v.tail, v.vlan, v.tpid, v.tci)
+			}
+			// Decode.
+			n := tg.DecodeBatch(many, ins, rs)
+			good := 0
+			for i := range nframes {
+				var in Info
+				err := tg.Decode(one, i, &in)
+				if err == nil {
+					good++
+				}
+				if rs[i].Err() != err || (err == nil && ins[i] != in) || rel(one.Frames[i], origOne[i]) != rel(many.Frames[i], origMany[i]) ||
+					!bytes.Equal(one.Bytes(i), many.Bytes(i)) {
+					t.Fatalf("%s round %d frame %d (% x, %+v): DecodeBatch %v %+v %+v, Decode %v %+v %+v",
+						name, round, i, data[i], vs[i], rs[i], ins[i], many.Frames[i], err, in, one.Frames[i])
+				}
+			}
+			if n != good {
+				t.Fatalf("%s round %d: DecodeBatch says %d decoded, Decode %d", name, round, n, good)
+			}
+			// Encode the same frames toward a random Dest (a valid one most of the time).
+			for i := range nframes {
+				load(i, data[i], vs[i].head, vs[i].tail, vs[i].vlan, vs[i].tpid, vs[i].tci)
+			}
+			d := Dest{Ports: Port(r.IntN(max(1, spec.Ports))), Prio: uint8(r.IntN(8))}
+			if r.IntN(4) == 0 {
+				d = Dest{Ports: PortMask(r.Uint32() & 0x1ff), Switch: uint8(r.IntN(40)), Prio: uint8(r.IntN(256)),
+					Bridge: uint8(r.IntN(9)), Flags: DestFlags(r.IntN(8))}
+			} else if r.IntN(3) == 0 {
+				d.Flags = DestFlags(r.IntN(8))
+				d.Switch = uint8(r.IntN(40))
+			}
+			n = tg.EncodeBatch(many, d, rs)
+			good = 0
+			for i := range nframes {
+				err := tg.Encode(one, i, d)
+				if err == nil {
+					good++
+				}
+				if rs[i].Err() != err || rel(one.Frames[i], origOne[i]) != rel(many.Frames[i], origMany[i]) || !bytes.Equal(one.Bytes(i), many.Bytes(i)) {
+					t.Fatalf("%s round %d frame %d (% x, %+v) to %+v: EncodeBatch %v %+v\n% x\nEncode %v %+v\n% x",
+						name, round, i, data[i], vs[i], d, rs[i], many.Frames[i], many.Bytes(i), err, one.Frames[i], one.Bytes(i))
+				}
+			}
+			if n != good {
+				t.Fatalf("%s round %d: EncodeBatch says %d encoded, Encode %d", name, round, n, good)
+			}
+		}
+	}
+}
