@@ -15,9 +15,9 @@ import (
 // the next one. Results therefore equal the per-frame functions' frame by frame (the tests check
 // this on random and adversarial batches).
 //
-// Every fast loop does one bounds check per frame: it compares the end of the bytes it touches
-// with len(mem) itself and then slices mem with a constant length, so the compiler drops its own
-// checks. The loops walk the descriptors by byte offset p < len(fr)*frameSize and take
+// Every fast loop does one bounds check per frame: it compares the start of the bytes it touches
+// with lim = len(mem) - (bytes touched) and then slices mem with a constant length, so the
+// compiler drops its own checks (on 64-bit targets; 32-bit ones keep theirs). The loops walk the descriptors by byte offset p < len(fr)*frameSize and take
 // &fr[p/frameSize] with unsafe.Add: the same element the index would give, always inside fr, for
 // three loop instructions per frame instead of the five an index costs (increment, compare, copy,
 // shift by 5 for the 32-byte stride).
@@ -61,12 +61,16 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 //go:noinline
 func parseRun(mem []byte, fr []frame.Frame, hs []Header) int {
 	hs = hs[:len(fr)]
+	if len(mem) < EthLen+HeaderLen {
+		return 0
+	}
+	lim := int64(len(mem)) - (EthLen + HeaderLen) // a frame's header is inside mem iff Off <= lim
 	fb, hb, end := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(hs)), uintptr(len(fr))*frameSize
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+headerSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[p/frameSize]
 		h := (*Header)(unsafe.Add(hb, q))      // &hs[p/frameSize]
-		o := uint64(f.Off)
-		if f.Len < EthLen+HeaderLen || o+EthLen+HeaderLen > uint64(len(mem)) {
+		o := int64(f.Off)
+		if f.Len < EthLen+HeaderLen || o > lim {
 			return int(p / frameSize)
 		}
 		d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
@@ -78,14 +82,15 @@ func parseRun(mem []byte, fr []frame.Frame, hs []Header) int {
 			h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
 			continue
 		}
-		// Inner is cleared before the next load and Outer written after it: the load keeps the
-		// compiler from trying (and failing) to merge the two tags' stores into one, so that each
-		// tag is one 4-byte store.
-		h.Inner = Tag{}
+		// Each tag is stored with one 4-byte store: the compiler merges the stores of a Tag's two
+		// halves unless it first sees a sequence of 8 bytes of stores it cannot merge, so the stores
+		// are ordered to avoid one (zero Inner, EtherType, Outer; or Outer, a load, Inner).
 		x2 := le32(d[16], d[17], d[18], d[19])
 		if t := uint16(x2); t != wireQ && t != wireAD {
+			h.Inner = Tag{}
+			h.EtherType = bits.ReverseBytes16(t)
 			h.Outer = wireTag(x)
-			h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 1, EthLen
+			h.N, h.Len = 1, EthLen
 			continue
 		}
 		h.Outer = wireTag(x)
@@ -152,19 +157,20 @@ func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 //
 //go:noinline
 func pushRun(mem []byte, fr []frame.Frame, w uint32) int {
-	if uint64(len(mem)) > 1<<32 {
+	if len(mem) < macLen+HeaderLen || uint64(len(mem)) > 1<<32 {
 		return 0 // the check on s below relies on frames living in the first 4 GiB
 	}
+	lim := int64(len(mem)) - (macLen + HeaderLen)
 	base, end := unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr))*frameSize
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(base, p)) // &fr[p/frameSize]
-		s := uint64(f.Off - HeaderLen)           // wraps past len(mem) when Off < 4
+		s := int64(f.Off - HeaderLen)            // wraps past lim when Off < 4
 		// Len and Head are adjacent uint16s: the compiler loads (and below stores) them as one
 		// 4-byte word.
 		lh := uint32(f.Len) | uint32(f.Head)<<16
 		// uint16(lh)-12 wraps for Len < 12, and Len+4 must fit a uint16; Head >= 4.
 		if f.Flags&frame.FlagVLAN != 0 || uint16(lh)-macLen > 0xffff-HeaderLen-macLen || lh < HeaderLen<<16 ||
-			s+macLen+HeaderLen > uint64(len(mem)) {
+			s > lim {
 			return int(p / frameSize)
 		}
 		d := mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
@@ -236,25 +242,29 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 //
 //go:noinline
 func popRun(mem []byte, fr []frame.Frame) (int, int) {
+	if len(mem) < EthLen {
+		return 0, 0
+	}
+	lim := int64(len(mem)) - EthLen
 	untagged := 0
 	base, end := unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr))*frameSize
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(base, p)) // &fr[p/frameSize]
-		o := uint64(f.Off)
+		o := int64(f.Off)
 		lh := uint32(f.Len) | uint32(f.Head)<<16 // one 4-byte load, as in pushRun
 		if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
-			o+EthLen > uint64(len(mem)) {
+			o > lim {
 			return int(p / frameSize), untagged
 		}
 		d := mem[o : o+EthLen : o+EthLen]
-		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
+		if t := uint16(d[12]) | uint16(d[13])<<8; t == wireQ || t == wireAD {
+			copy(d[HeaderLen:EthLen-2], d[0:macLen]) // one 8-byte and one 4-byte load, then the stores
+			f.Off = uint32(o + HeaderLen)
+			lh = lh - HeaderLen + HeaderLen<<16 // Len -= 4, Head += 4: no borrow or carry, checked above
+			f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		} else {
 			untagged++
-			continue
 		}
-		copy(d[HeaderLen:EthLen-2], d[0:macLen]) // one 8-byte and one 4-byte load, then the stores
-		f.Off = uint32(o + HeaderLen)
-		lh = lh - HeaderLen + HeaderLen<<16 // Len -= 4, Head += 4: no borrow or carry, checked above
-		f.Len, f.Head = uint16(lh), uint16(lh>>16)
 	}
 	return len(fr), untagged
 }
@@ -296,21 +306,25 @@ func (p *Parser) SetTCIBatch(b *frame.Batch, tci TCI) (n int) {
 //
 //go:noinline
 func setTCIRun(mem []byte, fr []frame.Frame, w uint16) (int, int) {
+	if len(mem) < EthLen {
+		return 0, 0
+	}
+	lim := int64(len(mem)) - EthLen
 	untagged := 0
 	base, end := unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr))*frameSize
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(base, p)) // &fr[p/frameSize]
-		o := uint64(f.Off)
-		if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o+EthLen > uint64(len(mem)) {
+		o := int64(f.Off)
+		if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o > lim {
 			return int(p / frameSize), untagged
 		}
 		d := mem[o : o+EthLen : o+EthLen]
-		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
+		if t := uint16(d[12]) | uint16(d[13])<<8; t == wireQ || t == wireAD {
+			d[14] = byte(w)
+			d[15] = byte(w >> 8)
+		} else {
 			untagged++
-			continue
 		}
-		d[14] = byte(w)
-		d[15] = byte(w >> 8)
 	}
 	return len(fr), untagged
 }
