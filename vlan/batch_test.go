@@ -203,6 +203,8 @@ func edgeBatches(seed uint64) (*frame.Batch, *frame.Batch) {
 	return a, b
 }
 
+// TestBatchEqualsPerFrameEdges: the batch forms, the per-frame functions and the per-frame
+// functions' general paths agree frame by frame, byte for byte and error for error.
 func TestBatchEqualsPerFrameEdges(t *testing.T) {
 	p9100, _ := NewParser(TPID9100)
 	same := func(what string, seed uint64, a, b *frame.Batch) {
@@ -219,19 +221,23 @@ func TestBatchEqualsPerFrameEdges(t *testing.T) {
 			t.Fatalf("seed %d %s: arenas differ", seed, what)
 		}
 	}
+	// Three copies: c through the per-frame functions' general paths (what they all did before
+	// they had fast paths), a through the per-frame functions, b through the batch forms.
 	for seed := uint64(0); seed < 250; seed++ {
 		for _, p := range []*Parser{&std, &p9100} {
 			a, b := edgeBatches(seed)
+			c, _ := edgeBatches(seed)
 			hs := make([]Header, b.Len())
 			okb := p.ParseBatch(b, hs)
 			oka := 0
 			for i := range a.Frames {
-				var h Header
-				if p.Parse(a.Bytes(i), &h) == nil {
+				var h, hc Header
+				erra, errc := p.Parse(a.Bytes(i), &h), p.parse(c.Bytes(i), &hc)
+				if erra == nil {
 					oka++
 				}
-				if h != hs[i] {
-					t.Fatalf("seed %d frame %d %+v: Parse %+v, ParseBatch %+v", seed, i, a.Frames[i], h, hs[i])
+				if h != hs[i] || h != hc || erra != errc {
+					t.Fatalf("seed %d frame %d %+v: Parse %+v %v, ParseBatch %+v, general %+v %v", seed, i, a.Frames[i], h, erra, hs[i], hc, errc)
 				}
 			}
 			if oka != okb {
@@ -240,7 +246,11 @@ func TestBatchEqualsPerFrameEdges(t *testing.T) {
 
 			na := 0
 			for i := range a.Frames {
-				if p.SetTCI(a, i, 0xabcd) == nil {
+				erra, errc := p.SetTCI(a, i, 0xabcd), p.setTCI(c, i, 0xabcd)
+				if erra != errc {
+					t.Fatalf("seed %d frame %d %+v: SetTCI %v, general %v", seed, i, c.Frames[i], erra, errc)
+				}
+				if erra == nil {
 					na++
 				}
 			}
@@ -248,10 +258,16 @@ func TestBatchEqualsPerFrameEdges(t *testing.T) {
 				t.Fatalf("seed %d: SetTCI %d vs %d", seed, na, nb)
 			}
 			same("settci", seed, a, b)
+			same("settci general", seed, a, c)
 
 			popa := 0
 			for i := range a.Frames {
-				if _, err := p.Pop(a, i); err == nil {
+				ta, erra := p.Pop(a, i)
+				tc, errc := p.pop(c, i, true)
+				if ta != tc || erra != errc {
+					t.Fatalf("seed %d frame %d: Pop %v %v, general %v %v", seed, i, ta, erra, tc, errc)
+				}
+				if erra == nil {
 					popa++
 				}
 			}
@@ -259,21 +275,29 @@ func TestBatchEqualsPerFrameEdges(t *testing.T) {
 				t.Fatalf("seed %d: popped %d vs %d", seed, popa, popb)
 			}
 			same("pop", seed, a, b)
+			same("pop general", seed, a, c)
 		}
 		a, b := edgeBatches(seed)
-		keep := a.Frames[:0]
+		c, _ := edgeBatches(seed)
+		keep, keepc := a.Frames[:0], c.Frames[:0]
 		dropped := 0
 		for i := range a.Frames {
-			if Push(a, i, Tag{TPID8021AD, 0x1234}) == nil {
+			erra, errc := Push(a, i, Tag{TPID8021AD, 0x1234}), pushGeneral(c, i, Tag{TPID8021AD, 0x1234})
+			if erra != errc {
+				t.Fatalf("seed %d frame %d: Push %v, general %v", seed, i, erra, errc)
+			}
+			if erra == nil {
 				keep = append(keep, a.Frames[i])
+				keepc = append(keepc, c.Frames[i])
 			} else {
 				dropped++
 			}
 		}
-		a.Frames = keep
+		a.Frames, c.Frames = keep, keepc
 		if d := PushBatch(b, Tag{TPID8021AD, 0x1234}); d != dropped {
 			t.Fatalf("seed %d: PushBatch dropped %d, per-frame %d", seed, d, dropped)
 		}
 		same("push", seed, a, b)
+		same("push general", seed, a, c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -145,6 +146,34 @@ func (p *Parser) isExtra(t uint16) bool {
 // through the stack with wide loads after narrow stores, a store-forwarding stall that costs more
 // than the parse itself.
 func (p *Parser) Parse(b []byte, h *Header) error {
+	if len(b) < EthLen+HeaderLen || p.n != 0 {
+		return p.parse(b, h)
+	}
+	// Standard TPIDs and room for two tags: as parseRun does for a batch.
+	d := b[: EthLen+HeaderLen : EthLen+HeaderLen]
+	x := le32(d[12], d[13], d[14], d[15])
+	if t := uint16(x); t != wireQ && t != wireAD {
+		h.Outer, h.Inner = Tag{}, Tag{}
+		h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
+		return nil
+	}
+	x2 := le32(d[16], d[17], d[18], d[19])
+	if t := uint16(x2); t != wireQ && t != wireAD {
+		h.Inner = Tag{}
+		h.EtherType = bits.ReverseBytes16(t)
+		h.Outer = wireTag(x)
+		h.N, h.Len = 1, EthLen
+		return nil
+	}
+	h.Outer = wireTag(x)
+	et := uint16(d[20])<<8 | uint16(d[21])
+	h.Inner = wireTag(x2)
+	h.EtherType, h.N, h.Len = et, 2, EthLen+HeaderLen
+	return nil
+}
+
+// parse is Parse's general path: any parser, any length.
+func (p *Parser) parse(b []byte, h *Header) error {
 	// Fields are stored one by one: a composite literal would be built on the stack and copied.
 	h.Outer, h.Inner = Tag{}, Tag{}
 	h.N, h.Len = 0, 0
@@ -211,6 +240,26 @@ func (p *Parser) Outer(b *frame.Batch, i int) (t Tag, ok bool) {
 // (frame.FlagVLAN) has that tag put back first, so the order of tags is kept.
 func Push(b *frame.Batch, i int, t Tag) error {
 	f := &b.Frames[i]
+	// The common case as pushRun does it: no out-of-band tag, 12 <= Len <= 65531, Head >= 4 and
+	// the 16 bytes from Off-4 inside the arena.
+	s := int64(f.Off) - HeaderLen
+	lh := uint32(f.Len) | uint32(f.Head)<<16
+	if f.Flags&frame.FlagVLAN == 0 && uint16(lh)-macLen <= 0xffff-HeaderLen-macLen && lh >= HeaderLen<<16 &&
+		s >= 0 && s <= int64(len(b.Mem))-(macLen+HeaderLen) {
+		d := b.Mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
+		copy(d[0:macLen], d[HeaderLen:macLen+HeaderLen])
+		d[12], d[13], d[14], d[15] = byte(t.TPID>>8), byte(t.TPID), byte(t.TCI>>8), byte(t.TCI)
+		f.Off = uint32(s)
+		lh = lh + HeaderLen - HeaderLen<<16
+		f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		return nil
+	}
+	return pushGeneral(b, i, t)
+}
+
+// pushGeneral is Push's general path.
+func pushGeneral(b *frame.Batch, i int, t Tag) error {
+	f := &b.Frames[i]
 	if f.Flags&frame.FlagVLAN != 0 {
 		if err := Reinsert(b, i); err != nil {
 			return err
@@ -263,7 +312,27 @@ func Reinsert(b *frame.Batch, i int) error {
 // transmit; doing it here keeps the frame valid on the wire). It returns ErrNotTagged for an
 // untagged frame, ErrTruncated for one that ends inside the tag and ErrNoHeadroom, changing nothing,
 // for a descriptor whose headroom would pass 65535 bytes.
-func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) { return p.pop(b, i, true) }
+func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) {
+	f := &b.Frames[i]
+	// The common case as popRun does it: standard TPIDs, no out-of-band tag, at least 64 bytes
+	// (no padding), headroom that stays below 65536, the header inside the arena.
+	o := int64(f.Off)
+	lh := uint32(f.Len) | uint32(f.Head)<<16
+	if p.n == 0 && f.Flags&frame.FlagVLAN == 0 && uint16(lh) >= frame.MinEthernetLen+HeaderLen &&
+		lh <= (0xffff-HeaderLen)<<16|0xffff && o >= 0 && o <= int64(len(b.Mem))-EthLen {
+		d := b.Mem[o : o+EthLen : o+EthLen]
+		x := le32(d[12], d[13], d[14], d[15])
+		if t := uint16(x); t != wireQ && t != wireAD {
+			return Tag{}, ErrNotTagged
+		}
+		copy(d[HeaderLen:EthLen-2], d[0:macLen])
+		f.Off = uint32(o + HeaderLen)
+		lh = lh - HeaderLen + HeaderLen<<16
+		f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		return wireTag(x), nil
+	}
+	return p.pop(b, i, true)
+}
 
 func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
 	f := &b.Frames[i]
@@ -305,6 +374,21 @@ func Pop(b *frame.Batch, i int) (Tag, error) { return std.Pop(b, i) }
 
 // SetTCI rewrites the outermost tag's TCI in place (PCP, DEI and VID), out of band or in the bytes.
 func (p *Parser) SetTCI(b *frame.Batch, i int, tci TCI) error {
+	f := &b.Frames[i]
+	o := int64(f.Off)
+	if p.n == 0 && f.Flags&frame.FlagVLAN == 0 && f.Len >= EthLen && o >= 0 && o <= int64(len(b.Mem))-EthLen {
+		d := b.Mem[o : o+EthLen : o+EthLen]
+		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
+			return ErrNotTagged
+		}
+		d[14], d[15] = byte(tci>>8), byte(tci)
+		return nil
+	}
+	return p.setTCI(b, i, tci)
+}
+
+// setTCI is SetTCI's general path.
+func (p *Parser) setTCI(b *frame.Batch, i int, tci TCI) error {
 	f := &b.Frames[i]
 	if f.Flags&frame.FlagVLAN != 0 {
 		f.TCI = uint16(tci)
