@@ -198,9 +198,6 @@ func (a *Aggregate) publish() {
 	if st.cnt > 0 {
 		st.mp, st.ds = pickConsts(st.cnt)
 	}
-	if st.cnt > 0 {
-		st.m = ^uint64(0)/uint64(st.cnt) + 1
-	}
 	// Round-robin skip-forward map: the first usable member at or after i, cyclically.
 	for i := 0; i < MaxMembers; i++ {
 		st.next[i] = NoMember

@@ -207,3 +207,33 @@ func TestHashBatchMatchesBytes(t *testing.T) {
 	}
 	b.Free()
 }
+
+// TestPick: pick is usable[h % count] for every count 1..64, on edge and random hashes, with the
+// usable members at arbitrary positions (an exhaustive run over every 32-bit h for counts 1..25
+// agreed too; see BENCH.md).
+func TestPick(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for d := uint32(1); d <= MaxMembers; d++ {
+		var u [256]uint8
+		for i := range d {
+			u[i] = uint8(r.IntN(MaxMembers))
+		}
+		mp, ds := pickConsts(d)
+		check := func(h uint32) {
+			if got, want := pick(&u, mp, ds, h), u[h%d]; got != want {
+				t.Fatalf("pick(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, h%d, want)
+			}
+		}
+		for _, h := range []uint32{0, 1, d - 1, d, d + 1, 1<<31 - 1, 1 << 31, ^uint32(0), ^uint32(0) - 1, ^uint32(0) - d} {
+			check(h)
+		}
+		for k := uint32(1); k < 1<<26; k <<= 1 { // multiples of d near powers of two, and their neighbours
+			q := (^uint32(0) / d / k) * d * k
+			check(q)
+			check(q - 1)
+		}
+		for i := 0; i < 20000; i++ {
+			check(r.Uint32())
+		}
+	}
+}

@@ -70,7 +70,6 @@ type snapshot struct {
 	members [256]uint8        // usable, padded with zeros (pick indexes it without a bounds check)
 	mp, ds  uint64            // pick's constants for cnt
 	cnt     uint32            // len(usable)
-	m       uint64            // fastmod constant for cnt
 	mAll    uint64            // fastmod constant for n
 	next    [MaxMembers]uint8 // round-robin: first usable member at or after i (bond_get_slave_by_id)
 	active  uint8             // active-backup: the active member, or NoMember

@@ -319,7 +319,7 @@ var crtCounts = []int{64, 63, 61, 59, 53, 47, 3}
 
 // testSnapshot is a published state with members 0..cnt-1 usable (the identity table with tbl).
 func testSnapshot(cnt int, tbl bool) *snapshot {
-	st := &snapshot{n: cnt, cnt: uint32(cnt), m: ^uint64(0)/uint64(cnt) + 1, mAll: ^uint64(0)/uint64(cnt) + 1}
+	st := &snapshot{n: cnt, cnt: uint32(cnt), mAll: ^uint64(0)/uint64(cnt) + 1}
 	for i := 0; i < cnt; i++ {
 		st.usable = append(st.usable, uint8(i))
 	}

@@ -112,23 +112,21 @@ func (s *Selector) roundRobin(st *snapshot, out []uint8) {
 }
 
 // xor is bond_xmit_3ad_xor_slave_get (usable[hash % count]) or, with Config.Table, the bucket
-// table: for every 64 frames, one pass that hashes and chooses (xorBatch), then the frames it left
-// to the second chance (l3Rare) or the general hash path.
+// table: for every 64 frames, one pass that hashes and chooses (xorBatch), then the general hash
+// path for the frames it left.
 func (s *Selector) xor(st *snapshot, b *frame.Batch, out []uint8) {
 	pol := s.a.cfg.Policy
 	for base := 0; base < len(out); base += 64 {
 		o := out[base:min(base+64, len(out))]
-		sub := frame.Batch{Mem: b.Mem, Frames: b.Frames[base : base+len(o)]}
-		for rare := xorBatch(st, pol, &sub, o); rare != 0; rare &= rare - 1 {
+		fr := b.Frames[base : base+len(o)]
+		for rare := xorBatch(st, pol, b.Mem, fr, o); rare != 0; rare &= rare - 1 {
 			i := bits.TrailingZeros64(rare)
-			o[i] = rareChoice(st, pol, b.Mem, &sub.Frames[i])
+			o[i] = generalChoice(st, pol, b.Mem, &fr[i])
 		}
 	}
 }
 
-// l4Fast marks the IP protocols the batch pass hashes inline: TCP and UDP.
-var l4Fast = [256]bool{protoTCP: true, protoUDP: true}
-
+// hashFrame is the general path: Hash of frame f of the arena mem.
 func hashFrame(pol Policy, mem []byte, f *frame.Frame) uint32 {
 	end := f.Off + uint32(f.Len)
 	return hashBytes(pol, mem[f.Off:end:end], f.Flags&frame.FlagVLAN != 0, f.TCI)

@@ -2,105 +2,93 @@ package lag
 
 import (
 	"encoding/binary"
-	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// The XOR mode's batch pass: one loop per policy group and member choice (usable[hash % count] by
-// Lemire's fastmod, or the bucket table), chosen once per batch, hashing and choosing in one pass
-// with no per-frame switch. The bulk of real traffic takes the straight path of its loop:
+// The XOR mode's batch pass: one loop per policy group and member choice (usable[hash % count] or
+// the bucket table), chosen once per batch, that hashes and chooses in one pass, with no per-frame
+// switch and no per-frame call. Each loop has a straight path for the bulk of real traffic and a
+// second, inline, path for the next most common frames:
 //
-//   - layer2: any untagged Ethernet frame (dst[5] ^ src[5] ^ EtherType);
-//   - vlan+srcmac: any frame (the TCI from the out-of-band tag or an in-band outermost tag);
-//   - layer2+3, layer3+4, encap2+3, encap3+4: untagged IPv4 with a 20-byte header that is not a
-//     fragment, carrying TCP or UDP (for such a frame the encap policies equal layer2+3 and
-//     layer3+4: the flow dissector finds nothing more inside TCP or UDP).
+//	loops                   straight path                           inline second path
+//	layer2                  untagged Ethernet                       one in-band tag
+//	vlan+srcmac             untagged, no out-of-band tag            a tag out of band or in band
+//	layer2+3, layer3+4,     untagged IPv4, 20-byte header, not a    IPv4 as on the straight path
+//	encap2+3, encap3+4      fragment, TCP or UDP                    behind one in-band tag; IPv6
+//	                                                                (untagged or behind one tag)
+//	                                                                whose next header is TCP or UDP
 //
-// The L3 loops hand IPv4 behind one in-band tag and IPv6 without extension headers carrying TCP or
-// UDP to l3Rare, called from the loop; every other frame is listed and hashed after the loop by the
-// general path (hashFrame), so that the loop keeps its state in registers. TestSelectEqualsGeneral
-// and FuzzSelect check every loop against the general path, which TestHashMatchesOracle and
-// FuzzHash check against the naive transcription of the kernel.
+// For the frames the L3 loops take, the encap policies equal layer2+3 and layer3+4 (the flow
+// dissector finds nothing more inside TCP or UDP). Every other frame (QinQ, IP options, fragments,
+// ICMP, tunnels, short frames, frames whose header window runs past the arena) is left in a bit
+// set and hashed after the loop by the general path (hashFrame): keeping the call out of the loop
+// keeps the loop's state in registers.
+//
+// The loops read a fixed header window with one bounds check and compare wide little-endian loads
+// with constants. They come in pairs that differ only in the last line of each path (pick, or
+// table[Bucket]); TestSelectEqualsGeneral and FuzzSelect check every loop against the general path
+// (which TestHashMatchesOracle and FuzzHash check against the naive transcription of the kernel).
+// The loops count down: the order does not matter, and it saves a compare per frame.
 
-// Little-endian views of network-order values, so that a 2- or 8-byte load compares with a constant.
+// Little-endian views of network-order values, so that a 2- or 4-byte load compares with a constant.
 const (
 	v4LE   = 0x0008 // EtherType 0x0800
 	v6LE   = 0xdd86 // EtherType 0x86dd
 	vlanLE = 0x0081 // EtherType 0x8100
 	qinqLE = 0xa888 // EtherType 0x88a8
+
+	// Bytes 12-14 of an untagged IPv4 frame with a 20-byte header: EtherType 0x0800, version 4,
+	// IHL 5 (the little-endian load of bytes 12-15, masked to three bytes).
+	v4Head = 0x45<<16 | v4LE
+	// Bytes 6-9 of an IPv4 header (flags and fragment offset, TTL, protocol) masked to the MF
+	// flag, the offset and the protocol: equal to one of these for TCP or UDP, not a fragment.
+	v4FragProto = 0xff00ff3f
+	v4TCP       = protoTCP << 24
+	v4UDP       = protoUDP << 24
 )
 
-// l3Win is the header window the L3 loops read with one bounds check: Ethernet, one tag and 50
-// bytes of network header (an IPv6 header and the ports word need 44). It may run past the frame's
-// end into its own buffer or ring slot, but only bytes inside the frame decide anything: l3MinLen
-// covers untagged IPv4 (14 + 20 + 4), l3Rare checks the length of the rest.
+// Header windows, read with one bounds check each. A window may run past the frame's end into its
+// own buffer or ring slot, but only bytes inside the frame decide anything: the loops check the
+// frame's length against what each path reads.
 const (
-	l3Win    = 68
-	l3MinLen = 38
-	l2Win    = 18 // layer2 and vlan+srcmac: Ethernet and one tag
+	l3Win    = 66 // Ethernet, one tag, an IPv6 header and the ports word (18 + 40 + 4) rounded up
+	l3MinLen = 38 // untagged IPv4: 14 + 20 + the ports word
+	l2Win    = 18 // Ethernet and one tag
 )
 
 // v4OK reports whether the 24 bytes at ip start an IPv4 header the L3 loops hash inline: version
-// 4 with a 20-byte header (IHL 5), not a fragment (no MF flag, offset 0), carrying TCP or UDP. Two
-// 4-byte loads: the first byte, and flags/offset, TTL and protocol (bytes 6-9), compared masked.
+// 4 with a 20-byte header, not a fragment (no MF flag, offset 0), carrying TCP or UDP.
 func v4OK(ip *[24]byte) bool {
-	x := binary.LittleEndian.Uint32(ip[6:10]) & 0xff00ff3f
-	return ip[0] == 0x45 && (x == protoTCP<<24 || x == protoUDP<<24)
+	x := binary.LittleEndian.Uint32(ip[6:10]) & v4FragProto
+	return ip[0] == 0x45 && (x == v4TCP || x == v4UDP)
 }
 
-// v4Straight is the straight path's test: untagged (EtherType 0x0800 at 12) and v4OK, with the
-// EtherType and the first byte of the header in one load.
-func v4Straight(w *[l3Win]byte) bool {
-	x := binary.LittleEndian.Uint32(w[20:24]) & 0xff00ff3f
-	return binary.LittleEndian.Uint32(w[12:16])&0xffffff == 0x45<<16|v4LE && (x == protoTCP<<24 || x == protoUDP<<24)
-}
-
-// v4Addrs is src ^ dst of the IPv4 header at ip (the kernel's little-endian loads).
+// v4Addrs is src ^ dst of the IPv4 header at ip, as the kernel loads them (little-endian u32).
 func v4Addrs(ip *[24]byte) uint32 {
 	a := binary.LittleEndian.Uint64(ip[12:20])
 	return uint32(a) ^ uint32(a>>32)
 }
 
-// l3Rare is the L3 loops' second chance, for the frames f whose window w v4Straight refused: IPv4
-// as v4Straight wants it behind one in-band tag taken as the accelerated tag, and IPv6 (untagged
-// or behind such a tag) whose next header is TCP or UDP, with ipv6_addr_hash of each address. It
-// returns the value bond_ip_hash folds (start ^ src ^ dst, the start being the ports word when
-// ports, else the layer2 hash), or false for the general path.
-func l3Rare(w *[l3Win]byte, f *frame.Frame, ports bool) (uint32, bool) {
-	n := f.Len
-	t := binary.LittleEndian.Uint16(w[12:14])
-	ip := (*[48]byte)(w[14:62])
-	nh := uint16(14)
-	if (t == vlanLE || t == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-		t = binary.LittleEndian.Uint16(w[16:18])
-		ip = (*[48]byte)(w[18:66])
-		nh = 18
-	}
-	var sd, pw uint32
-	switch {
-	case t == v4LE && nh+24 <= n && v4OK((*[24]byte)(ip[:24])):
-		sd = v4Addrs((*[24]byte)(ip[:24]))
-		pw = binary.LittleEndian.Uint32(ip[20:24])
-	case t == v6LE && nh+44 <= n && (ip[6] == protoTCP || ip[6] == protoUDP):
-		a := binary.LittleEndian.Uint64(ip[8:16]) ^ binary.LittleEndian.Uint64(ip[16:24]) ^
-			binary.LittleEndian.Uint64(ip[24:32]) ^ binary.LittleEndian.Uint64(ip[32:40])
-		sd = uint32(a) ^ uint32(a>>32)
-		pw = binary.LittleEndian.Uint32(ip[40:44])
-	default:
-		return 0, false
-	}
-	if !ports {
-		pw = uint32(w[5]) ^ uint32(w[11]) ^ uint32(bits.ReverseBytes16(t))
-	}
-	return pw ^ sd, true
+// v6Addrs is ipv6_addr_hash(src) ^ ipv6_addr_hash(dst) of the IPv6 header at ip.
+func v6Addrs(ip *[48]byte) uint32 {
+	a := binary.LittleEndian.Uint64(ip[8:16]) ^ binary.LittleEndian.Uint64(ip[16:24]) ^
+		binary.LittleEndian.Uint64(ip[24:32]) ^ binary.LittleEndian.Uint64(ip[32:40])
+	return uint32(a) ^ uint32(a>>32)
 }
 
-// ipFold is bond_ip_hash's fold after the XOR of the start value with the addresses.
+// ipFold is bond_ip_hash's fold, after the XOR of the start value with the addresses.
 func ipFold(h uint32) uint32 {
 	h ^= h >> 16
 	return h ^ h>>8
 }
+
+// bucket23 is Bucket(ipFold(h)) and bucket34 is Bucket(ipFold(h) >> 1), shortened. Both folds are
+// linear over GF(2): with S(x) = x ^ x>>8 ^ x>>16 ^ x>>24 (32-bit x), ipFold(h) = S(h) and
+// Bucket(x) = uint8(S(x)); S(S(h)) = h ^ h>>16 (the shifts by 8 and 24 appear twice and cancel),
+// and S commutes with >> 1. TestSelectEqualsGeneral checks them through the identity table.
+func bucket23(h uint32) uint8 { return uint8(h ^ h>>16) }
+func bucket34(h uint32) uint8 { return uint8((h ^ h>>16) >> 1) }
 
 // pick is usable[h % count] without a division: Lemire, Kaser and Kurz's direct remainder
 // ("Faster Remainder by Direct Computation", 2019, theorem 1) with a 38-bit fraction, exact for
@@ -119,129 +107,156 @@ func pickConsts(count uint32) (mp, ds uint64) {
 	return c << 26, uint64(count) << 18
 }
 
-// xorBatch chooses the members of the frames of b in XOR mode (len(out) of them, at most 64) and
-// returns the set of frames (bit i: frame i) it left to the general path.
-func xorBatch(st *snapshot, pol Policy, b *frame.Batch, out []uint8) uint64 {
-	mem := b.Mem
-	fr := b.Frames[:len(out)]
+// xorBatch chooses in XOR mode the members of the frames fr (at most 64) of the arena mem into out
+// (len(out) == len(fr)) and returns the set of frames (bit i: frame i) it left to the general path.
+func xorBatch(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) uint64 {
 	u, mp, ds := &st.members, st.mp, st.ds
 	t := st.table
 	switch pol {
 	case Layer2:
 		if t != nil {
-			return xorL2Table(mem, fr, out, t)
+			return xorL2Table(t, mem, fr, out)
 		}
-		return xorL2(mem, fr, out, u, mp, ds)
+		return xorL2(mp, ds, u, mem, fr, out)
 	case Layer34, Encap34:
 		if t != nil {
-			return xorL34Table(mem, fr, out, t)
+			return xorL34Table(t, mem, fr, out)
 		}
-		return xorL34(mem, fr, out, u, mp, ds)
+		return xorL34(mp, ds, u, mem, fr, out)
 	case Layer23, Encap23:
 		if t != nil {
-			return xorL23Table(mem, fr, out, t)
+			return xorL23Table(t, mem, fr, out)
 		}
-		return xorL23(mem, fr, out, u, mp, ds)
+		return xorL23(mp, ds, u, mem, fr, out)
 	case VLANSrcMAC:
 		if t != nil {
-			return xorSrcMACTable(mem, fr, out, t)
+			return xorSrcMACTable(t, mem, fr, out)
 		}
-		return xorSrcMAC(mem, fr, out, u, mp, ds)
+		return xorSrcMAC(mp, ds, u, mem, fr, out)
 	}
-	return ^uint64(0) >> (64 - len(out))
+	return ^uint64(0) >> (64 - len(fr))
 }
 
-// The loops below come in pairs (usable[hash % count], table[Bucket(hash)]) that differ only in
-// their last line.
+// generalChoice chooses the member of a frame the batch loop left, by the general hash path.
+func generalChoice(st *snapshot, pol Policy, mem []byte, f *frame.Frame) uint8 {
+	h := hashFrame(pol, mem, f)
+	if st.table != nil {
+		return st.table[Bucket(h)]
+	}
+	return pick(&st.members, st.mp, st.ds, h)
+}
 
-// l2Hash is bond_eth_hash of the 18-byte window of a frame of length n: dst[5] ^ src[5] ^ the
-// EtherType behind an in-band outermost tag (taken as the accelerated tag unless one is out of
-// band and if the frame holds it).
-func l2Hash(w *[l2Win]byte, flags frame.Flags, n uint16) uint32 {
+// l2Type is the EtherType bond_eth_hash sees in the window w of frame f: the one at 12, or the
+// one behind an in-band outermost tag when that tag is the accelerated one (no tag out of band)
+// and the frame holds it.
+func l2Type(w *[l2Win]byte, f *frame.Frame) uint32 {
 	t := binary.BigEndian.Uint16(w[12:14])
-	if (t == ethVLAN || t == ethQinQ) && flags&frame.FlagVLAN == 0 && n >= 18 {
+	if (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 && f.Len >= 18 {
 		t = binary.BigEndian.Uint16(w[16:18])
 	}
-	return uint32(w[5]) ^ uint32(w[11]) ^ uint32(t)
+	return uint32(t)
 }
 
-func xorL2(mem []byte, fr []frame.Frame, out []uint8, u *[256]uint8, mp, ds uint64) (rare uint64) {
+// xorL2 is layer2: dst[5] ^ src[5] ^ EtherType.
+func xorL2(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		out[i] = pick(u, mp, ds, l2Hash((*[l2Win]byte)(mem[off:off+l2Win]), f.Flags, f.Len))
+		w := (*[l2Win]byte)(mem[off : off+l2Win])
+		out[i] = pick(u, mp, ds, uint32(w[5])^uint32(w[11])^l2Type(w, f))
 	}
 	return rare
 }
 
-func xorL2Table(mem []byte, fr []frame.Frame, out []uint8, t *[Buckets]uint8) (rare uint64) {
+func xorL2Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		out[i] = t[Bucket(l2Hash((*[l2Win]byte)(mem[off:off+l2Win]), f.Flags, f.Len))]
+		w := (*[l2Win]byte)(mem[off : off+l2Win])
+		out[i] = t[Bucket(uint32(w[5])^uint32(w[11])^l2Type(w, f))]
 	}
 	return rare
 }
 
-// srcMACHash is bond_vlan_srcmac_hash of the 18-byte window of a frame of length n >= 14.
-func srcMACHash(w *[l2Win]byte, f *frame.Frame) uint32 {
+// srcMAC is bond_vlan_srcmac_hash without the TCI: src[0:3] ^ src[3:6] as 24-bit numbers.
+func srcMAC(w *[l2Win]byte) uint32 {
 	x := binary.BigEndian.Uint64(w[4:12]) // dst[4:6], then src
-	h := uint32(x^x>>24) & 0xffffff       // src[3:6] ^ src[0:3]
-	if f.Flags&frame.FlagVLAN != 0 {
-		h ^= uint32(f.TCI)
-	} else if t := binary.LittleEndian.Uint16(w[12:14]); (t == vlanLE || t == qinqLE) && f.Len >= 18 {
-		h ^= uint32(binary.BigEndian.Uint16(w[14:16]))
-	}
-	return h
+	return uint32(x^x>>24) & 0xffffff
 }
 
-func xorSrcMAC(mem []byte, fr []frame.Frame, out []uint8, u *[256]uint8, mp, ds uint64) (rare uint64) {
+// srcMACTCI is the TCI vlan+srcmac folds in for frame f with window w: the out-of-band tag's, an
+// in-band outermost tag's (if the frame holds it), or 0.
+func srcMACTCI(w *[l2Win]byte, f *frame.Frame) uint32 {
+	if f.Flags&frame.FlagVLAN != 0 {
+		return uint32(f.TCI)
+	}
+	if t := binary.LittleEndian.Uint16(w[12:14]); (t == vlanLE || t == qinqLE) && f.Len >= 18 {
+		return uint32(binary.BigEndian.Uint16(w[14:16]))
+	}
+	return 0
+}
+
+// xorSrcMAC is vlan+srcmac: TCI ^ src[0:3] ^ src[3:6].
+func xorSrcMAC(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		out[i] = pick(u, mp, ds, srcMACHash((*[l2Win]byte)(mem[off:off+l2Win]), f))
+		w := (*[l2Win]byte)(mem[off : off+l2Win])
+		if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
+			out[i] = pick(u, mp, ds, srcMAC(w))
+			continue
+		}
+		out[i] = pick(u, mp, ds, srcMAC(w)^srcMACTCI(w, f))
 	}
 	return rare
 }
 
-func xorSrcMACTable(mem []byte, fr []frame.Frame, out []uint8, t *[Buckets]uint8) (rare uint64) {
+func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		out[i] = t[Bucket(srcMACHash((*[l2Win]byte)(mem[off:off+l2Win]), f))]
+		w := (*[l2Win]byte)(mem[off : off+l2Win])
+		if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
+			out[i] = t[Bucket(srcMAC(w))]
+			continue
+		}
+		out[i] = t[Bucket(srcMAC(w)^srcMACTCI(w, f))]
 	}
 	return rare
 }
 
-// xorL34 is layer3+4 and encap3+4 on the straight path: fold(ports ^ src ^ dst) >> 1.
-func xorL34(mem []byte, fr []frame.Frame, out []uint8, u *[256]uint8, mp, ds uint64) (rare uint64) {
+// The L3 loops spell out both paths in each loop: as a call, the second path would make the
+// compiler spill the loop's registers on the straight path too.
+
+// xorL34 is layer3+4 and encap3+4: fold(ports ^ src ^ dst) >> 1.
+func xorL34(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
@@ -249,43 +264,38 @@ func xorL34(mem []byte, fr []frame.Frame, out []uint8, u *[256]uint8, mp, ds uin
 			continue
 		}
 		w := (*[l3Win]byte)(mem[off : off+l3Win])
+		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << (i & 63)
+				continue
+			}
+			h := v4Addrs((*[24]byte)(w[14:38])) ^ binary.LittleEndian.Uint32(w[34:38])
+			out[i] = pick(u, mp, ds, ipFold(h)>>1)
+			continue
+		}
+		t := binary.LittleEndian.Uint16(w[12:14])
+		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+		if (t == vlanLE || t == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			t, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+		}
 		var h uint32
-		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == 0x45<<16|v4LE {
-			x := binary.LittleEndian.Uint32(w[20:24]) & 0xff00ff3f
-			if x != protoTCP<<24 && x != protoUDP<<24 {
-				rare |= 1 << (i & 63)
-				continue
-			}
-			h = v4Addrs((*[24]byte)(w[14:38])) ^ binary.LittleEndian.Uint32(w[34:38])
+		if t == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+			h = v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
+		} else if t == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+			h = v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
 		} else {
-			t := binary.LittleEndian.Uint16(w[12:14])
-			ip := (*[48]byte)(w[14:62])
-			nh := uint16(14)
-			if (t == vlanLE || t == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				t = binary.LittleEndian.Uint16(w[16:18])
-				ip = (*[48]byte)(w[18:66])
-				nh = 18
-			}
-			if t == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h = v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
-			} else if t == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				a := binary.LittleEndian.Uint64(ip[8:16]) ^ binary.LittleEndian.Uint64(ip[16:24]) ^
-					binary.LittleEndian.Uint64(ip[24:32]) ^ binary.LittleEndian.Uint64(ip[32:40])
-				h = uint32(a) ^ uint32(a>>32) ^ binary.LittleEndian.Uint32(ip[40:44])
-			} else {
-				rare |= 1 << (i & 63)
-				continue
-			}
+			rare |= 1 << (i & 63)
+			continue
 		}
 		out[i] = pick(u, mp, ds, ipFold(h)>>1)
 	}
 	return rare
 }
 
-func xorL34Table(mem []byte, fr []frame.Frame, out []uint8, t *[Buckets]uint8) (rare uint64) {
+func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
@@ -293,22 +303,40 @@ func xorL34Table(mem []byte, fr []frame.Frame, out []uint8, t *[Buckets]uint8) (
 			continue
 		}
 		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if !v4Straight(w) {
+		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << (i & 63)
+				continue
+			}
+			h := v4Addrs((*[24]byte)(w[14:38])) ^ binary.LittleEndian.Uint32(w[34:38])
+			out[i] = t[bucket34(h)]
+			continue
+		}
+		et := binary.LittleEndian.Uint16(w[12:14])
+		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+		if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+		}
+		var h uint32
+		if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+			h = v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
+		} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+			h = v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
+		} else {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		h := v4Addrs((*[24]byte)(w[14:38])) ^ binary.LittleEndian.Uint32(w[34:38])
-		out[i] = t[Bucket(ipFold(h)>>1)]
+		out[i] = t[bucket34(h)]
 	}
 	return rare
 }
 
-// xorL23 is layer2+3 and encap2+3 on the straight path: fold(layer2 ^ src ^ dst), layer2 being
-// dst[5] ^ src[5] ^ 0x0800.
-func xorL23(mem []byte, fr []frame.Frame, out []uint8, u *[256]uint8, mp, ds uint64) (rare uint64) {
+// xorL23 is layer2+3 and encap2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the
+// EtherType behind the tag.
+func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
@@ -316,20 +344,38 @@ func xorL23(mem []byte, fr []frame.Frame, out []uint8, u *[256]uint8, mp, ds uin
 			continue
 		}
 		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if !v4Straight(w) {
+		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << (i & 63)
+				continue
+			}
+			h := v4Addrs((*[24]byte)(w[14:38])) ^ uint32(w[5]) ^ uint32(w[11])
+			out[i] = pick(u, mp, ds, ipFold(h)^ipFold(ethIPv4))
+			continue
+		}
+		t := binary.LittleEndian.Uint16(w[12:14])
+		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+		if (t == vlanLE || t == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			t, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+		}
+		var h uint32
+		if t == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+			h = v4Addrs((*[24]byte)(ip[:24])) ^ ethIPv4
+		} else if t == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+			h = v6Addrs(ip) ^ ethIPv6
+		} else {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		h := v4Addrs((*[24]byte)(w[14:38])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
-		out[i] = pick(u, mp, ds, ipFold(h))
+		out[i] = pick(u, mp, ds, ipFold(h^uint32(w[5])^uint32(w[11])))
 	}
 	return rare
 }
 
-func xorL23Table(mem []byte, fr []frame.Frame, out []uint8, t *[Buckets]uint8) (rare uint64) {
+func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := range fr {
+	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
@@ -337,35 +383,30 @@ func xorL23Table(mem []byte, fr []frame.Frame, out []uint8, t *[Buckets]uint8) (
 			continue
 		}
 		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if !v4Straight(w) {
+		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << (i & 63)
+				continue
+			}
+			h := v4Addrs((*[24]byte)(w[14:38])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+			out[i] = t[bucket23(h)]
+			continue
+		}
+		et := binary.LittleEndian.Uint16(w[12:14])
+		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+		if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+		}
+		var h uint32
+		if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+			h = v4Addrs((*[24]byte)(ip[:24])) ^ ethIPv4
+		} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+			h = v6Addrs(ip) ^ ethIPv6
+		} else {
 			rare |= 1 << (i & 63)
 			continue
 		}
-		h := v4Addrs((*[24]byte)(w[14:38])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
-		out[i] = t[Bucket(ipFold(h))]
+		out[i] = t[bucket23(h^uint32(w[5])^uint32(w[11]))]
 	}
 	return rare
-}
-
-// rareChoice chooses the member of a frame the batch loop marked: l3Rare for the L3 policies when
-// it can, else the general path.
-func rareChoice(st *snapshot, pol Policy, mem []byte, f *frame.Frame) uint8 {
-	var h uint32
-	ok := false
-	if off := uint64(f.Off); pol != Layer2 && pol != VLANSrcMAC && f.Len >= l3MinLen && off+l3Win <= uint64(len(mem)) {
-		ports := pol == Layer34 || pol == Encap34
-		if h, ok = l3Rare((*[l3Win]byte)(mem[off:off+l3Win]), f, ports); ok {
-			h = ipFold(h)
-			if ports {
-				h >>= 1
-			}
-		}
-	}
-	if !ok {
-		h = hashFrame(pol, mem, f)
-	}
-	if st.table != nil {
-		return st.table[Bucket(h)]
-	}
-	return pick(&st.members, st.mp, st.ds, h)
 }
