@@ -2,6 +2,7 @@ package vlan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -168,8 +169,8 @@ func edgeBatches(seed uint64) (*frame.Batch, *frame.Batch) {
 	n := 1 + r.IntN(80)
 	frs := make([]frame.Frame, n)
 	memA := make([]byte, arena)
-	for i := range memA {
-		memA[i] = byte(r.Uint32())
+	for i := 0; i+8 <= len(memA); i += 8 {
+		binary.LittleEndian.PutUint64(memA[i:], r.Uint64())
 	}
 	for i := range frs {
 		f := &frs[i]
@@ -201,6 +202,41 @@ func edgeBatches(seed uint64) (*frame.Batch, *frame.Batch) {
 	a := &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: memA}
 	b := &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: memB}
 	return a, b
+}
+
+// naiveParse is an independent reference for Parse: byte by byte, tags from a list.
+func naiveParse(tpids []uint16, b []byte) (Header, error) {
+	var h Header
+	isTag := func(t uint16) bool {
+		for _, x := range tpids {
+			if t == x {
+				return true
+			}
+		}
+		return false
+	}
+	be := func(i int) uint16 { return uint16(b[i])<<8 | uint16(b[i+1]) }
+	off := 12
+	for n := 0; ; n++ {
+		if len(b) < off+2 {
+			return Header{}, ErrTruncated
+		}
+		t := be(off)
+		if n == MaxTags || !isTag(t) {
+			h.EtherType, h.N, h.Len = t, n, off+2
+			return h, nil
+		}
+		if len(b) < off+4 {
+			return Header{}, ErrTruncated
+		}
+		tg := Tag{t, TCI(be(off + 2))}
+		if n == 0 {
+			h.Outer = tg
+		} else {
+			h.Inner = tg
+		}
+		off += 4
+	}
 }
 
 // TestBatchEqualsPerFrameEdges: the batch forms, the per-frame functions and the per-frame
@@ -241,6 +277,13 @@ func TestBatchEqualsPerFrameEdges(t *testing.T) {
 				erra, errc := p.Parse(a.Bytes(i), &h), gp.Parse(c.Bytes(i), &hc)
 				if erra == nil {
 					oka++
+				}
+				tps := []uint16{TPID8021Q, TPID8021AD}
+				if p != &std {
+					tps = append(tps, TPID9100)
+				}
+				if hn, errn := naiveParse(tps, a.Bytes(i)); hn != h || errn != erra {
+					t.Fatalf("seed %d frame %d: Parse %+v %v, reference %+v %v", seed, i, h, erra, hn, errn)
 				}
 				if h != hs[i] || h != hc || erra != errc {
 					t.Fatalf("seed %d frame %d %+v: Parse %+v %v, ParseBatch %+v, general %+v %v", seed, i, a.Frames[i], h, erra, hs[i], hc, errc)
