@@ -115,13 +115,8 @@ func walk(fr []frame.Frame, ins []Info) (fb, ib unsafe.Pointer, end uintptr) {
 	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(ins)), uintptr(len(fr)) * frameSize
 }
 
-// pullMAC moves the 12 MAC bytes h[0:12] to h[n:n+12] (one 8-byte and one 4-byte load and store).
-func pullMAC(h []byte, n int) {
-	lo, hi := le.Uint64(h[0:8]), le.Uint32(h[8:12])
-	le.PutUint64(h[n:n+8], lo)
-	le.PutUint32(h[n+8:n+12], hi)
-}
-
+// decNoneBatch: nothing to strip; a frame shorter than an Ethernet header takes the slow path.
+//
 //go:noinline
 func decNoneBatch(fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, end := walk(fr, ins)
@@ -146,9 +141,9 @@ func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
-			if le.Uint16(h[12:14])&0x04e0 == 0x00c0 {
-				setInfo(in, uint32(h[13]>>3)|uint32(h[12]&0x1f)<<16|4<<24)
-				pullMAC(h, 4)
+			if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
+				setInfo(in, uint32(t>>11)|uint32(t&0x1f)<<16|4<<24)
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
 				continue
@@ -169,9 +164,9 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+20 : o+20]
-			if le.Uint16(h[12:14]) == 0xdada && le.Uint16(h[16:18])&0x04e0 == 0x00c0 {
-				setInfo(in, uint32(h[17]>>3)|uint32(h[16]&0x1f)<<16|8<<24)
-				pullMAC(h, 8)
+			if t := le.Uint16(h[16:18]); le.Uint16(h[12:14]) == 0xdada && t&0x04e0 == 0x00c0 {
+				setInfo(in, uint32(t>>11)|uint32(t&0x1f)<<16|8<<24)
+				*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 8
 				setLenHead(f, lh+8<<16-8)
 				continue
@@ -195,7 +190,7 @@ func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if le.Uint32(h[12:16])&0xc000e0 == 0 {
 				setInfo(in, uint32(h[15]&0x1f)|4<<24)
 				in.Code = h[14]
-				pullMAC(h, 4)
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
 				continue
@@ -244,7 +239,7 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
 				setInfo(in, uint32(t&7)|2<<24)
 				in.Code = code
-				pullMAC(h, 2)
+				*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 2
 				setLenHead(f, lh+2<<16-2)
 				continue
@@ -266,7 +261,7 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
 			setInfo(in, uint32(h[13]&7)|4<<24)
-			pullMAC(h, 4)
+			*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 			f.Off += 4
 			setLenHead(f, lh+4<<16-4)
 			continue
@@ -309,7 +304,7 @@ func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			h := mem[o : o+16 : o+16]
 			if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
 				setInfo(in, uint32(h[15])|4<<24)
-				pullMAC(h, 4)
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
 				continue
@@ -334,7 +329,7 @@ func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
 				setInfo(in, uint32(h[19]&0xf)|8<<24)
 				in.Code = uint8(w >> 24)
-				pullMAC(h, 8)
+				*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 8
 				setLenHead(f, lh+8<<16-8)
 				continue
@@ -383,7 +378,7 @@ func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid u
 				tci := uint16(h[14])<<8 | uint16(h[15])
 				setInfo(in, uint32(tci&0xf)|uint32(tci>>6&7)<<16|4<<24)
 				in.TCI = tci
-				pullMAC(h, 4)
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
 				continue
@@ -448,7 +443,7 @@ func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
 				setInfo(in, uint32(h[15]&3)|4<<24)
 				in.Code = h[15]
-				pullMAC(h, 4)
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
 				continue
@@ -678,13 +673,6 @@ func frames(fr []frame.Frame) (unsafe.Pointer, uintptr) {
 	return unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr)) * frameSize
 }
 
-// pushMAC moves the 12 MAC bytes q[n:n+12] to q[0:12] (one 8-byte and one 4-byte load and store).
-func pushMAC(q []byte, n int) {
-	lo, hi := le.Uint64(q[n:n+8]), le.Uint32(q[n+8:n+12])
-	le.PutUint64(q[0:8], lo)
-	le.PutUint32(q[8:12], hi)
-}
-
 // encDSABatch: an untagged frame (no 802.1Q tag in its bytes or out of band): the MAC addresses
 // move 4 bytes toward the head and the tag takes their place.
 //
@@ -698,7 +686,7 @@ func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 		if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+14 : o+14]
 			if le.Uint16(q[16:18]) != 0x0081 {
-				pushMAC(q, 4)
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
 				le.PutUint32(q[12:16], tw)
 				f.Off -= 4
 				setLenHead(f, lh-4<<16+4)
@@ -721,7 +709,7 @@ func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 		if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
 			q := mem[o-8 : o+14 : o+14]
 			if le.Uint16(q[20:22]) != 0x0081 {
-				pushMAC(q, 8)
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
 				le.PutUint64(q[12:20], tw)
 				f.Off -= 8
 				setLenHead(f, lh-8<<16+8)
@@ -751,7 +739,7 @@ func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				lh += uint32(64 - l)
 			}
 			q := mem[o-4 : o+12 : o+12]
-			pushMAC(q, 4)
+			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
 			le.PutUint32(q[12:16], tw)
 			f.Off -= 4
 			setLenHead(f, lh-4<<16+4)
@@ -798,7 +786,7 @@ func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 		o, lh := int64(f.Off), lenHead(f)
 		if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
 			q := mem[o-2 : o+12 : o+12]
-			pushMAC(q, 2)
+			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
 			le.PutUint16(q[12:14], tw)
 			f.Off -= 2
 			setLenHead(f, lh-2<<16+2)
@@ -822,7 +810,7 @@ func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 		if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+14 : o+14]
 			if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
-				pushMAC(q, 4)
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
 				le.PutUint32(q[12:16], tw)
 				f.Off -= 4
 				setLenHead(f, lh-4<<16+4)
@@ -845,7 +833,7 @@ func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uin
 		o, lh := int64(f.Off), lenHead(f)
 		if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+12 : o+12]
-			pushMAC(q, 4)
+			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
 			le.PutUint32(q[12:16], tw)
 			f.Off -= 4
 			setLenHead(f, lh-4<<16+4)
@@ -866,7 +854,7 @@ func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 		o, lh := int64(f.Off), lenHead(f)
 		if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
 			q := mem[o-8 : o+12 : o+12]
-			pushMAC(q, 8)
+			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
 			le.PutUint64(q[12:20], tw)
 			f.Off -= 8
 			setLenHead(f, lh-8<<16+8)
