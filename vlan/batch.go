@@ -15,6 +15,10 @@ import (
 // the next one. Results therefore equal the per-frame functions' frame by frame (the tests check
 // this on random and adversarial batches).
 //
+// A descriptor must lie inside the batch's arena (frame.Frame). For one that does not (a bug in
+// whoever made it), the per-frame functions and the batch forms may panic or may work on the header
+// bytes that do lie inside; neither ever touches memory outside the arena.
+//
 // Every fast loop does one bounds check per frame: it compares the start of the bytes it touches
 // with lim = len(mem) - (bytes touched) and then slices mem with a constant length, so the
 // compiler drops its own checks (on 64-bit targets; 32-bit ones keep theirs). The loops walk the descriptors by byte offset p < len(fr)*frameSize and take

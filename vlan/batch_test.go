@@ -3,6 +3,7 @@ package vlan
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -155,53 +156,91 @@ func TestBatchZeroAllocs(t *testing.T) {
 	}
 }
 
-// edgeBatches builds two identical batches over private arenas whose frames sit at every boundary
-// the batch fast paths test: lengths around 12, 14, 18, 22 and 64 bytes and near 65535, headroom
-// 0-4 and near 65535, untagged, 802.1Q, QinQ, 0x9100 and out-of-band tags, and frames starting
-// inside the arena's first 4 bytes with no headroom. Frames overlap in the arena; both batches are
-// worked in the same order, so they stay comparable byte for byte.
-func edgeBatches(seed uint64) (*frame.Batch, *frame.Batch) {
-	r := rand.New(rand.NewPCG(seed, 7))
-	const arena = 1 << 17
+// chooser is what edgeBatches draws from: a seeded *rand.Rand in tests, the fuzzer's bytes in
+// FuzzBatch.
+type chooser interface {
+	IntN(n int) int
+	Uint64() uint64
+}
+
+// byteChooser draws from a fuzz input, then zeros.
+type byteChooser struct{ b []byte }
+
+func (c *byteChooser) IntN(n int) int {
+	if len(c.b) < 2 {
+		return 0
+	}
+	v := int(binary.LittleEndian.Uint16(c.b))
+	c.b = c.b[2:]
+	return v % n
+}
+
+func (c *byteChooser) Uint64() uint64 {
+	if len(c.b) < 8 {
+		return 0x0123456789abcdef
+	}
+	v := binary.LittleEndian.Uint64(c.b)
+	c.b = c.b[8:]
+	return v
+}
+
+// edgeBatches builds three identical batches over private arenas whose frames sit at every
+// boundary the fast paths test: lengths around 12, 14, 18, 22 and 64 bytes and near 65535,
+// headroom 0-4 and near 65535, untagged, 802.1Q, QinQ, 0x9100 and out-of-band tags, frames at the
+// very start of the arena and ending at its very end. Every descriptor is valid (headroom, bytes and
+// tailroom inside the arena). Frames overlap in the arena; the batches are worked in the same
+// order, so they stay comparable byte for byte.
+func edgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
+	const arena = 2*0x10000 + 4096
 	lens := []uint16{0, 1, 11, 12, 13, 14, 15, 17, 18, 19, 21, 22, 23, 59, 60, 61, 63, 64, 65, 100, 0xffef, 0xfff0, 0xfffb, 0xfffc, 0xffff}
 	heads := []uint16{0, 1, 3, 4, 5, 128, 0xfffa, 0xfffb, 0xfffc, 0xffff}
 	tpids := []uint16{TPID8021Q, TPID8021AD, TPID9100, frame.TypeIPv4, 0x86dd}
-	n := 1 + r.IntN(80)
+	n := 1 + c.IntN(80)
 	frs := make([]frame.Frame, n)
 	memA := make([]byte, arena)
+	seed := c.Uint64()
 	for i := 0; i+8 <= len(memA); i += 8 {
-		binary.LittleEndian.PutUint64(memA[i:], r.Uint64())
+		seed = seed*6364136223846793005 + 1442695040888963407
+		binary.LittleEndian.PutUint64(memA[i:], seed)
 	}
 	for i := range frs {
 		f := &frs[i]
-		f.Len = lens[r.IntN(len(lens))]
-		f.Head = heads[r.IntN(len(heads))]
-		f.Off = uint32(r.IntN(arena - 0xffff - 8))
-		if f.Off < 4 {
-			f.Head = uint16(f.Off) // a descriptor's headroom lies inside the arena
+		f.Len = lens[c.IntN(len(lens))]
+		f.Head = heads[c.IntN(len(heads))]
+		f.Tail = uint16(c.IntN(80))
+		switch c.IntN(4) {
+		case 0: // at the start of the arena: headroom is what lies in front
+			f.Off = uint32(c.IntN(8))
+		case 1: // ending at the end of the arena
+			if f.Len > 100 {
+				f.Len = uint16(c.IntN(100))
+			}
+			f.Tail = 0
+			f.Off = arena - uint32(f.Len)
+		default:
+			f.Off = 0x10000 + uint32(c.IntN(4096-80)) // room for any headroom, length and tailroom
 		}
-		if f.Off < 0x10000 && uint32(f.Head) > f.Off {
-			f.Off = uint32(f.Head)
+		if uint32(f.Head) > f.Off {
+			f.Head = uint16(f.Off)
 		}
-		f.Tail = uint16(r.IntN(80))
-		if r.IntN(4) == 0 {
+		if c.IntN(4) == 0 {
 			f.Flags |= frame.FlagVLAN
-			f.TPID, f.TCI = tpids[r.IntN(3)], uint16(r.Uint32())
-			if r.IntN(3) == 0 {
+			f.TPID, f.TCI = tpids[c.IntN(3)], uint16(c.Uint64())
+			if c.IntN(3) == 0 {
 				f.TPID = 0 // older kernels report no TPID: 0x8100
 			}
 		}
-		// Tags at the front of the bytes: none, one or two, of any of the TPIDs.
+		// Tags at the front of the bytes (where they fit): none, one or two, of any of the TPIDs.
 		d := memA[f.Off:]
-		for j, k := 0, r.IntN(3); j < k; j++ {
-			tp := tpids[r.IntN(len(tpids))]
+		for j, k := 0, c.IntN(3); j < k && len(d) >= 14+4*j; j++ {
+			tp := tpids[c.IntN(len(tpids))]
 			d[12+4*j], d[13+4*j] = byte(tp>>8), byte(tp)
 		}
 	}
-	memB := append([]byte(nil), memA...)
-	a := &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: memA}
-	b := &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: memB}
-	return a, b
+	mk := func() *frame.Batch {
+		return &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: append([]byte(nil), memA...)}
+	}
+	return mk(), mk(), mk()
 }
 
 // naiveParse is an independent reference for Parse: byte by byte, tags from a list.
@@ -240,113 +279,134 @@ func naiveParse(tpids []uint16, b []byte) (Header, error) {
 }
 
 // TestBatchEqualsPerFrameEdges: the batch forms, the per-frame functions and the per-frame
-// functions' general paths agree frame by frame, byte for byte and error for error.
+// functions' general paths agree frame by frame, byte for byte and error for error; Parse agrees
+// with a naive reference too.
 func TestBatchEqualsPerFrameEdges(t *testing.T) {
+	for seed := uint64(0); seed < 250; seed++ {
+		checkEdges(t, fmt.Sprintf("seed %d", seed), func() chooser { return rand.New(rand.NewPCG(seed, 7)) })
+	}
+}
+
+// FuzzBatch: TestBatchEqualsPerFrameEdges on batches drawn from the fuzzer's bytes.
+func FuzzBatch(f *testing.F) {
+	for seed := uint64(0); seed < 4; seed++ {
+		r := rand.New(rand.NewPCG(seed, 7))
+		b := make([]byte, 400)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		checkEdges(t, "fuzz", func() chooser { return &byteChooser{in} })
+	})
+}
+
+// checkEdges builds edgeBatches from fresh choosers (each gives the same batches) and compares the
+// three ways of running each op.
+func checkEdges(t *testing.T, what string, src func() chooser) {
+	t.Helper()
 	p9100, _ := NewParser(TPID9100)
-	same := func(what string, seed uint64, a, b *frame.Batch) {
+	same := func(op string, a, b *frame.Batch) {
 		t.Helper()
 		if a.Len() != b.Len() {
-			t.Fatalf("seed %d %s: %d frames vs %d", seed, what, a.Len(), b.Len())
+			t.Fatalf("%s %s: %d frames vs %d", what, op, a.Len(), b.Len())
 		}
 		for i := range a.Frames {
 			if a.Frames[i] != b.Frames[i] {
-				t.Fatalf("seed %d %s: frame %d\n per-frame %+v\n batch     %+v", seed, what, i, a.Frames[i], b.Frames[i])
+				t.Fatalf("%s %s: frame %d\n %+v\n %+v", what, op, i, a.Frames[i], b.Frames[i])
 			}
 		}
 		if !bytes.Equal(a.Mem, b.Mem) {
-			t.Fatalf("seed %d %s: arenas differ", seed, what)
+			t.Fatalf("%s %s: arenas differ", what, op)
 		}
 	}
-	// Three copies: c through the per-frame functions' general paths (what they all did before
-	// they had fast paths), a through the per-frame functions, b through the batch forms. Parse's
-	// general path is taken by any parser with an extra TPID (0x1234 never occurs here).
+	// a goes through the per-frame functions, b through the batch forms, c through the per-frame
+	// functions' general paths (what they all did before they had fast paths). Parse's general
+	// path is taken by any parser with an extra TPID (0x1234 never occurs here).
 	general, _ := NewParser(0x1234)
-	for seed := uint64(0); seed < 250; seed++ {
-		for _, p := range []*Parser{&std, &p9100} {
-			a, b := edgeBatches(seed)
-			c, _ := edgeBatches(seed)
-			hs := make([]Header, b.Len())
-			okb := p.ParseBatch(b, hs)
-			oka := 0
-			for i := range a.Frames {
-				var h, hc Header
-				gp := p
-				if p == &std {
-					gp = &general
-				}
-				erra, errc := p.Parse(a.Bytes(i), &h), gp.Parse(c.Bytes(i), &hc)
-				if erra == nil {
-					oka++
-				}
-				tps := []uint16{TPID8021Q, TPID8021AD}
-				if p != &std {
-					tps = append(tps, TPID9100)
-				}
-				if hn, errn := naiveParse(tps, a.Bytes(i)); hn != h || errn != erra {
-					t.Fatalf("seed %d frame %d: Parse %+v %v, reference %+v %v", seed, i, h, erra, hn, errn)
-				}
-				if h != hs[i] || h != hc || erra != errc {
-					t.Fatalf("seed %d frame %d %+v: Parse %+v %v, ParseBatch %+v, general %+v %v", seed, i, a.Frames[i], h, erra, hs[i], hc, errc)
-				}
-			}
-			if oka != okb {
-				t.Fatalf("seed %d: parsed %d vs %d", seed, oka, okb)
-			}
-
-			na := 0
-			for i := range a.Frames {
-				erra, errc := p.SetTCI(a, i, 0xabcd), p.setTCI(c, i, 0xabcd)
-				if erra != errc {
-					t.Fatalf("seed %d frame %d %+v: SetTCI %v, general %v", seed, i, c.Frames[i], erra, errc)
-				}
-				if erra == nil {
-					na++
-				}
-			}
-			if nb := p.SetTCIBatch(b, 0xabcd); na != nb {
-				t.Fatalf("seed %d: SetTCI %d vs %d", seed, na, nb)
-			}
-			same("settci", seed, a, b)
-			same("settci general", seed, a, c)
-
-			popa := 0
-			for i := range a.Frames {
-				ta, erra := p.Pop(a, i)
-				tc, errc := p.pop(c, i, true)
-				if ta != tc || erra != errc {
-					t.Fatalf("seed %d frame %d: Pop %v %v, general %v %v", seed, i, ta, erra, tc, errc)
-				}
-				if erra == nil {
-					popa++
-				}
-			}
-			if popb := p.PopBatch(b); popa != popb {
-				t.Fatalf("seed %d: popped %d vs %d", seed, popa, popb)
-			}
-			same("pop", seed, a, b)
-			same("pop general", seed, a, c)
-		}
-		a, b := edgeBatches(seed)
-		c, _ := edgeBatches(seed)
-		keep, keepc := a.Frames[:0], c.Frames[:0]
-		dropped := 0
+	for _, p := range []*Parser{&std, &p9100} {
+		a, b, c := edgeBatches(src())
+		hs := make([]Header, b.Len())
+		okb := p.ParseBatch(b, hs)
+		oka := 0
 		for i := range a.Frames {
-			erra, errc := Push(a, i, Tag{TPID8021AD, 0x1234}), pushGeneral(c, i, Tag{TPID8021AD, 0x1234})
+			var h, hc Header
+			gp := p
+			if p == &std {
+				gp = &general
+			}
+			erra, errc := p.Parse(a.Bytes(i), &h), gp.Parse(c.Bytes(i), &hc)
+			if erra == nil {
+				oka++
+			}
+			tps := []uint16{TPID8021Q, TPID8021AD}
+			if p != &std {
+				tps = append(tps, TPID9100)
+			}
+			if hn, errn := naiveParse(tps, a.Bytes(i)); hn != h || errn != erra {
+				t.Fatalf("%s frame %d: Parse %+v %v, reference %+v %v", what, i, h, erra, hn, errn)
+			}
+			if h != hs[i] || h != hc || erra != errc {
+				t.Fatalf("%s frame %d %+v: Parse %+v %v, ParseBatch %+v, general %+v %v", what, i, a.Frames[i], h, erra, hs[i], hc, errc)
+			}
+		}
+		if oka != okb {
+			t.Fatalf("%s: parsed %d vs %d", what, oka, okb)
+		}
+
+		na := 0
+		for i := range a.Frames {
+			erra, errc := p.SetTCI(a, i, 0xabcd), p.setTCI(c, i, 0xabcd)
 			if erra != errc {
-				t.Fatalf("seed %d frame %d: Push %v, general %v", seed, i, erra, errc)
+				t.Fatalf("%s frame %d %+v: SetTCI %v, general %v", what, i, c.Frames[i], erra, errc)
 			}
 			if erra == nil {
-				keep = append(keep, a.Frames[i])
-				keepc = append(keepc, c.Frames[i])
-			} else {
-				dropped++
+				na++
 			}
 		}
-		a.Frames, c.Frames = keep, keepc
-		if d := PushBatch(b, Tag{TPID8021AD, 0x1234}); d != dropped {
-			t.Fatalf("seed %d: PushBatch dropped %d, per-frame %d", seed, d, dropped)
+		if nb := p.SetTCIBatch(b, 0xabcd); na != nb {
+			t.Fatalf("%s: SetTCI %d vs %d", what, na, nb)
 		}
-		same("push", seed, a, b)
-		same("push general", seed, a, c)
+		same("settci", a, b)
+		same("settci general", a, c)
+
+		popa := 0
+		for i := range a.Frames {
+			ta, erra := p.Pop(a, i)
+			tc, errc := p.pop(c, i, true)
+			if ta != tc || erra != errc {
+				t.Fatalf("%s frame %d: Pop %v %v, general %v %v", what, i, ta, erra, tc, errc)
+			}
+			if erra == nil {
+				popa++
+			}
+		}
+		if popb := p.PopBatch(b); popa != popb {
+			t.Fatalf("%s: popped %d vs %d", what, popa, popb)
+		}
+		same("pop", a, b)
+		same("pop general", a, c)
 	}
+	a, b, c := edgeBatches(src())
+	keep, keepc := a.Frames[:0], c.Frames[:0]
+	dropped := 0
+	for i := range a.Frames {
+		erra, errc := Push(a, i, Tag{TPID8021AD, 0x1234}), pushGeneral(c, i, Tag{TPID8021AD, 0x1234})
+		if erra != errc {
+			t.Fatalf("%s frame %d: Push %v, general %v", what, i, erra, errc)
+		}
+		if erra == nil {
+			keep = append(keep, a.Frames[i])
+			keepc = append(keepc, c.Frames[i])
+		} else {
+			dropped++
+		}
+	}
+	a.Frames, c.Frames = keep, keepc
+	if d := PushBatch(b, Tag{TPID8021AD, 0x1234}); d != dropped {
+		t.Fatalf("%s: PushBatch dropped %d, per-frame %d", what, d, dropped)
+	}
+	same("push", a, b)
+	same("push general", a, c)
 }
