@@ -194,10 +194,7 @@ func (a *Aggregate) publish() {
 		}
 	}
 	st.cnt = uint32(len(st.usable))
-	copy(st.members[:], st.usable)
-	if st.cnt > 0 {
-		st.mp, st.ds = pickConsts(st.cnt)
-	}
+	st.setPick()
 	// Round-robin skip-forward map: the first usable member at or after i, cyclically.
 	for i := 0; i < MaxMembers; i++ {
 		st.next[i] = NoMember

@@ -208,7 +208,7 @@ func TestHashBatchMatchesBytes(t *testing.T) {
 	b.Free()
 }
 
-// TestPick: pick is usable[h % count] for every count 1..64, on edge and random hashes, with the
+// TestPick: pick is usable[h % count] and pickHalf usable[(h >> 1) % count] for every count 1..64, on edge and random hashes, with the
 // usable members at arbitrary positions (an exhaustive run over every 32-bit h for counts 1..25
 // agreed too; see BENCH.md).
 func TestPick(t *testing.T) {
@@ -218,10 +218,14 @@ func TestPick(t *testing.T) {
 		for i := range d {
 			u[i] = uint8(r.IntN(MaxMembers))
 		}
-		mp, ds := pickConsts(d)
+		st := &snapshot{usable: u[:d]}
+		st.setPick()
 		check := func(h uint32) {
-			if got, want := pick(&u, mp, ds, h), u[h%d]; got != want {
+			if got, want := pick(&st.members, st.mp, st.ds, h), u[h%d]; got != want {
 				t.Fatalf("pick(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, h%d, want)
+			}
+			if got, want := pickHalf(&st.half, st.mh, st.ds, h), u[(h>>1)%d]; got != want {
+				t.Fatalf("pickHalf(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, (h>>1)%d, want)
 			}
 		}
 		for _, h := range []uint32{0, 1, d - 1, d, d + 1, 1<<31 - 1, 1 << 31, ^uint32(0), ^uint32(0) - 1, ^uint32(0) - d} {

@@ -68,7 +68,9 @@ type snapshot struct {
 	n       int               // members configured
 	usable  []uint8           // usable members, in member order (bond->usable_slaves)
 	members [256]uint8        // usable, padded with zeros (pick indexes it without a bounds check)
+	half    [256]uint8        // half[k] = members[k>>1] (pickHalf)
 	mp, ds  uint64            // pick's constants for cnt
+	mh      uint64            // mp >> 1 (pickHalf)
 	cnt     uint32            // len(usable)
 	mAll    uint64            // fastmod constant for n
 	next    [MaxMembers]uint8 // round-robin: first usable member at or after i (bond_get_slave_by_id)

@@ -323,8 +323,7 @@ func testSnapshot(cnt int, tbl bool) *snapshot {
 	for i := 0; i < cnt; i++ {
 		st.usable = append(st.usable, uint8(i))
 	}
-	copy(st.members[:], st.usable)
-	st.mp, st.ds = pickConsts(uint32(cnt))
+	st.setPick()
 	if tbl {
 		st.table = new([Buckets]uint8)
 		for b := range st.table {

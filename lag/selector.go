@@ -115,14 +115,19 @@ func (s *Selector) roundRobin(st *snapshot, out []uint8) {
 // table: for every 64 frames, one pass that hashes and chooses (xorBatch), then the general hash
 // path for the frames it left.
 func (s *Selector) xor(st *snapshot, b *frame.Batch, out []uint8) {
-	pol := s.a.cfg.Policy
-	for base := 0; base < len(out); base += 64 {
-		o := out[base:min(base+64, len(out))]
-		fr := b.Frames[base : base+len(o)]
-		for rare := xorBatch(st, pol, b.Mem, fr, o); rare != 0; rare &= rare - 1 {
-			i := bits.TrailingZeros64(rare)
-			o[i] = generalChoice(st, pol, b.Mem, &fr[i])
-		}
+	pol, mem, fr := s.a.cfg.Policy, b.Mem, b.Frames[:len(out)]
+	for len(fr) > 64 {
+		s.xor64(st, pol, mem, fr[:64], out[:64])
+		fr, out = fr[64:], out[64:]
+	}
+	s.xor64(st, pol, mem, fr, out)
+}
+
+// xor64 is xor for at most 64 frames.
+func (s *Selector) xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) {
+	for rare := xorBatch(st, pol, mem, fr, out); rare != 0; rare &= rare - 1 {
+		i := bits.TrailingZeros64(rare) & 63
+		out[i] = generalChoice(st, pol, mem, &fr[i])
 	}
 }
 

@@ -88,6 +88,9 @@ func ipFold(h uint32) uint32 {
 // Bucket(x) = uint8(S(x)); S(S(h)) = h ^ h>>16 (the shifts by 8 and 24 appear twice and cancel),
 // and S commutes with >> 1. TestSelectEqualsGeneral checks them through the identity table.
 func bucket23(h uint32) uint8 { return uint8(h ^ h>>16) }
+
+// bucket16 is Bucket(h) for h < 1<<16 (layer2's hash).
+func bucket16(h uint32) uint8 { return uint8(h ^ h>>8) }
 func bucket34(h uint32) uint8 { return uint8((h ^ h>>16) >> 1) }
 
 // pick is usable[h % count] without a division: Lemire, Kaser and Kurz's direct remainder
@@ -99,6 +102,27 @@ func bucket34(h uint32) uint8 { return uint8((h ^ h>>16) >> 1) }
 // below 256 into u (the usable members, padded) with no bounds check. TestPick checks it.
 func pick(u *[256]uint8, mp, ds uint64, h uint32) uint8 {
 	return u[(mp*uint64(h))>>26*ds>>56]
+}
+
+// pickHalf is pick(u, mp, ds, g >> 1) with uh and mh = mp >> 1 in place of u and mp, one shift shorter: floor(g/2) mod d =
+// floor((g mod 2d) / 2), so it is the direct remainder by 2d (<= 128: a 39-bit fraction, whose
+// constant ceil(2^39 / 2d) is pick's c, kept as c << 25; the count shift ds stays) looked up in
+// uh[k] = u[k >> 1]. TestPick checks it.
+func pickHalf(uh *[256]uint8, mh, ds uint64, g uint32) uint8 {
+	return uh[(mh*uint64(g))>>25*ds>>56]
+}
+
+// setPick fills the snapshot's tables and constants for pick and pickHalf from usable.
+func (st *snapshot) setPick() {
+	st.members, st.half = [256]uint8{}, [256]uint8{}
+	copy(st.members[:], st.usable)
+	for k := 0; k < 2*len(st.usable); k++ {
+		st.half[k] = st.usable[k>>1]
+	}
+	if len(st.usable) > 0 {
+		st.mp, st.ds = pickConsts(uint32(len(st.usable)))
+		st.mh = st.mp >> 1
+	}
 }
 
 // pickConsts are pick's constants for count usable members (1 <= count <= 64).
@@ -122,7 +146,7 @@ func xorBatch(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint
 		if t != nil {
 			return xorL34Table(t, mem, fr, out)
 		}
-		return xorL34(mp, ds, u, mem, fr, out)
+		return xorL34(st.mh, ds, &st.half, mem, fr, out)
 	case Layer23, Encap23:
 		if t != nil {
 			return xorL23Table(t, mem, fr, out)
@@ -166,10 +190,10 @@ func xorL2(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uin
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
+		} else {
+			w := (*[l2Win]byte)(mem[off : off+l2Win])
+			out[i] = pick(u, mp, ds, uint32(w[5])^uint32(w[11])^l2Type(w, f))
 		}
-		w := (*[l2Win]byte)(mem[off : off+l2Win])
-		out[i] = pick(u, mp, ds, uint32(w[5])^uint32(w[11])^l2Type(w, f))
 	}
 	return rare
 }
@@ -182,10 +206,10 @@ func xorL2Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (r
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
+		} else {
+			w := (*[l2Win]byte)(mem[off : off+l2Win])
+			out[i] = t[bucket16(uint32(w[5])^uint32(w[11])^l2Type(w, f))]
 		}
-		w := (*[l2Win]byte)(mem[off : off+l2Win])
-		out[i] = t[Bucket(uint32(w[5])^uint32(w[11])^l2Type(w, f))]
 	}
 	return rare
 }
@@ -217,14 +241,14 @@ func xorSrcMAC(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out [
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
+		} else {
+			w := (*[l2Win]byte)(mem[off : off+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
+				out[i] = pick(u, mp, ds, srcMAC(w))
+			} else {
+				out[i] = pick(u, mp, ds, srcMAC(w)^srcMACTCI(w, f))
+			}
 		}
-		w := (*[l2Win]byte)(mem[off : off+l2Win])
-		if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
-			out[i] = pick(u, mp, ds, srcMAC(w))
-			continue
-		}
-		out[i] = pick(u, mp, ds, srcMAC(w)^srcMACTCI(w, f))
 	}
 	return rare
 }
@@ -237,14 +261,14 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 		off := uint64(f.Off)
 		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
+		} else {
+			w := (*[l2Win]byte)(mem[off : off+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
+				out[i] = t[Bucket(srcMAC(w))]
+			} else {
+				out[i] = t[Bucket(srcMAC(w)^srcMACTCI(w, f))]
+			}
 		}
-		w := (*[l2Win]byte)(mem[off : off+l2Win])
-		if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
-			out[i] = t[Bucket(srcMAC(w))]
-			continue
-		}
-		out[i] = t[Bucket(srcMAC(w)^srcMACTCI(w, f))]
 	}
 	return rare
 }
@@ -253,41 +277,37 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 // compiler spill the loop's registers on the straight path too.
 
 // xorL34 is layer3+4 and encap3+4: fold(ports ^ src ^ dst) >> 1.
-func xorL34(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
+func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
-	_ = u[0]
+	_ = uh[0]
 	for i := len(fr) - 1; i >= 0; i-- {
 		f := &fr[i]
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
-		}
-		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
+				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ binary.LittleEndian.Uint32(w[34:38])
+				out[i] = pickHalf(uh, mh, ds, ipFold(h))
+			} else {
 				rare |= 1 << (i & 63)
-				continue
 			}
-			h := v4Addrs((*[24]byte)(w[14:38])) ^ binary.LittleEndian.Uint32(w[34:38])
-			out[i] = pick(u, mp, ds, ipFold(h)>>1)
-			continue
-		}
-		t := binary.LittleEndian.Uint16(w[12:14])
-		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-		if (t == vlanLE || t == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			t, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-		}
-		var h uint32
-		if t == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-			h = v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
-		} else if t == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-			h = v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
 		} else {
-			rare |= 1 << (i & 63)
-			continue
+			et := binary.LittleEndian.Uint16(w[12:14])
+			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+			}
+			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+				h := v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
+				out[i] = pickHalf(uh, mh, ds, ipFold(h))
+			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+				h := v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
+				out[i] = pickHalf(uh, mh, ds, ipFold(h))
+			} else {
+				rare |= 1 << (i & 63)
+			}
 		}
-		out[i] = pick(u, mp, ds, ipFold(h)>>1)
 	}
 	return rare
 }
@@ -300,39 +320,35 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
-		}
-		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
+				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ binary.LittleEndian.Uint32(w[34:38])
+				out[i] = t[bucket34(h)]
+			} else {
 				rare |= 1 << (i & 63)
-				continue
 			}
-			h := v4Addrs((*[24]byte)(w[14:38])) ^ binary.LittleEndian.Uint32(w[34:38])
-			out[i] = t[bucket34(h)]
-			continue
-		}
-		et := binary.LittleEndian.Uint16(w[12:14])
-		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-		if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-		}
-		var h uint32
-		if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-			h = v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
-		} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-			h = v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
 		} else {
-			rare |= 1 << (i & 63)
-			continue
+			et := binary.LittleEndian.Uint16(w[12:14])
+			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+			}
+			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+				h := v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
+				out[i] = t[bucket34(h)]
+			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+				h := v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
+				out[i] = t[bucket34(h)]
+			} else {
+				rare |= 1 << (i & 63)
+			}
 		}
-		out[i] = t[bucket34(h)]
 	}
 	return rare
 }
 
 // xorL23 is layer2+3 and encap2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the
-// EtherType behind the tag.
+// EtherType behind the tag (fold is linear: the EtherType's part is a constant per path).
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
@@ -341,33 +357,29 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
-		}
-		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
+				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ uint32(w[5]) ^ uint32(w[11])
+				out[i] = pick(u, mp, ds, ipFold(h)^ipFold(ethIPv4))
+			} else {
 				rare |= 1 << (i & 63)
-				continue
 			}
-			h := v4Addrs((*[24]byte)(w[14:38])) ^ uint32(w[5]) ^ uint32(w[11])
-			out[i] = pick(u, mp, ds, ipFold(h)^ipFold(ethIPv4))
-			continue
-		}
-		t := binary.LittleEndian.Uint16(w[12:14])
-		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-		if (t == vlanLE || t == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			t, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-		}
-		var h uint32
-		if t == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-			h = v4Addrs((*[24]byte)(ip[:24])) ^ ethIPv4
-		} else if t == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-			h = v6Addrs(ip) ^ ethIPv6
 		} else {
-			rare |= 1 << (i & 63)
-			continue
+			et := binary.LittleEndian.Uint16(w[12:14])
+			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+			}
+			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+				h := v4Addrs((*[24]byte)(ip[:24])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+				out[i] = pick(u, mp, ds, ipFold(h))
+			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+				h := v6Addrs(ip) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv6
+				out[i] = pick(u, mp, ds, ipFold(h))
+			} else {
+				rare |= 1 << (i & 63)
+			}
 		}
-		out[i] = pick(u, mp, ds, ipFold(h^uint32(w[5])^uint32(w[11])))
 	}
 	return rare
 }
@@ -380,33 +392,29 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		off := uint64(f.Off)
 		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
 			rare |= 1 << (i & 63)
-			continue
-		}
-		w := (*[l3Win]byte)(mem[off : off+l3Win])
-		if binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
+				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+				out[i] = t[bucket23(h)]
+			} else {
 				rare |= 1 << (i & 63)
-				continue
 			}
-			h := v4Addrs((*[24]byte)(w[14:38])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
-			out[i] = t[bucket23(h)]
-			continue
-		}
-		et := binary.LittleEndian.Uint16(w[12:14])
-		ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-		if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-		}
-		var h uint32
-		if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-			h = v4Addrs((*[24]byte)(ip[:24])) ^ ethIPv4
-		} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-			h = v6Addrs(ip) ^ ethIPv6
 		} else {
-			rare |= 1 << (i & 63)
-			continue
+			et := binary.LittleEndian.Uint16(w[12:14])
+			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
+			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
+			}
+			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
+				h := v4Addrs((*[24]byte)(ip[:24])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+				out[i] = t[bucket23(h)]
+			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
+				h := v6Addrs(ip) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv6
+				out[i] = t[bucket23(h)]
+			} else {
+				rare |= 1 << (i & 63)
+			}
 		}
-		out[i] = t[bucket23(h^uint32(w[5])^uint32(w[11]))]
 	}
 	return rare
 }
