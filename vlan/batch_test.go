@@ -323,8 +323,9 @@ func checkEdges(t *testing.T, what string, src func() chooser) {
 	}
 	// a goes through the per-frame functions, b through the batch forms, c through the per-frame
 	// functions' general paths (what they all did before they had fast paths). Parse's general
-	// path is taken by any parser with an extra TPID (0x1234 never occurs here).
-	general, _ := NewParser(0x1234)
+	// path is taken by any parser with an extra TPID: general lists 0x8100 again, which NewParser
+	// would drop, so that it recognises exactly the standard TPIDs.
+	general := Parser{extra: [4]uint16{TPID8021Q}, n: 1}
 	for _, p := range []*Parser{&std, &p9100} {
 		a, b, c := edgeBatches(src())
 		hs := make([]Header, b.Len())
