@@ -7,23 +7,25 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// The batch codecs. Each format has one loop over the batch (the format is chosen once per
-// batch) whose body is the format's common case written out in full: one bounds check for the
-// bytes the tag touches, the tag read with one wide load and tested against a pre-swapped mask,
-// the Info built from shifts and masks, the MAC addresses moved with one 8-byte and one 4-byte
-// load and store, and the descriptor fields that change written back. Per-batch constants (the
-// tag an encode writes) are computed before the loop. Every frame off the common case (an error,
-// a trapped or VLAN-folded Marvell tag, a runt to pad, a timestamp, ...) is marked reasonSlow and
+// The batch codecs. Each format has its own loop over the batch, in its own function (the format
+// is chosen once per batch), whose body is the format's common case written out in full: one
+// bounds check for the bytes the tag touches, the tag read with one wide load and tested against a
+// pre-swapped mask, the Info built from shifts and masks (a 16-byte zero store and a few narrow ones), the MAC
+// addresses moved with one 8-byte and one 4-byte load and store, and the descriptor fields that
+// change written back (Len and Head as one word). Per-batch constants (the tag an encode writes)
+// are computed before the loop. rs is cleared first; every frame off the common case (an error, a
+// trapped or VLAN-folded Marvell tag, a runt to pad, a timestamp, ...) is marked reasonSlow and
 // handed afterwards to the per-frame code (decodeOne, encode), which is also what Decode and
-// Encode run: the fast loops hold no call, so nothing is spilled around one, and the general
-// code stays the single reference the differential tests compare them with.
+// Encode run: the fast loops hold no call, so nothing is spilled around one, and the general code
+// stays the single reference the differential tests (batch_test.go) compare them with.
 //
 // The wide loads are little-endian: the masks and constants below are the big-endian layouts of
 // formats.go with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).
 //
-// One loop per format, with direct code rather than a table of funcs: every pointer passed
-// through a func value escapes (ins, fr), so a caller's stack array of Info would then be
-// allocated on every call (measured with -gcflags=-m).
+// Direct calls of the loop functions rather than a table of funcs: every pointer passed through a
+// func value escapes (ins, fr), so a caller's stack array of Info would then be allocated on every
+// call (measured with -gcflags=-m). Each loop function is go:noinline: inlined into the switch, a
+// loop shares the register allocation of a large function and spills.
 
 var le = binary.LittleEndian
 
@@ -65,9 +67,9 @@ func (c *codec) decodeBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reaso
 	case kMTK:
 		decMTKBatch(mem, fr, ins, rs)
 	case kKSZ8795, kHellcreek:
-		decTail1Batch(mem, fr, ins, rs, 3, 0)
+		decTail1Batch(mem, fr, ins, rs)
 	case kKSZ9477, kKSZ9893, kLAN937x:
-		decTail1Batch(mem, fr, ins, rs, 7, 0x80)
+		decKSZBatch(mem, fr, ins, rs)
 	case kRTL4A:
 		decRTL4ABatch(mem, fr, ins, rs)
 	case kRTL84:
@@ -142,7 +144,7 @@ func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
 			if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
-				setInfo(in, uint32(t>>11)|uint32(t&0x1f)<<16|4<<24)
+				*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
 				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
@@ -165,7 +167,7 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+20 : o+20]
 			if t := le.Uint16(h[16:18]); le.Uint16(h[12:14]) == 0xdada && t&0x04e0 == 0x00c0 {
-				setInfo(in, uint32(t>>11)|uint32(t&0x1f)<<16|8<<24)
+				*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
 				*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 8
 				setLenHead(f, lh+8<<16-8)
@@ -188,8 +190,7 @@ func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
 			if le.Uint32(h[12:16])&0xc000e0 == 0 {
-				setInfo(in, uint32(h[15]&0x1f)|4<<24)
-				in.Code = h[14]
+				*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
 				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
@@ -212,8 +213,7 @@ func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) 
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+4 : o+4]
 			if le.Uint32(h)&0xc000e0 == 0 {
-				setInfo(in, uint32(h[3]&0x1f)|4<<24)
-				in.Code = h[2]
+				*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
 				continue
@@ -237,8 +237,7 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			h := mem[o : o+14 : o+14]
 			t := uint16(h[12])<<8 | uint16(h[13])
 			if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
-				setInfo(in, uint32(t&7)|2<<24)
-				in.Code = code
+				*in = Info{Port: t & 7, TagLen: 2, Code: code}
 				*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 2
 				setLenHead(f, lh+2<<16-2)
@@ -260,7 +259,7 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
-			setInfo(in, uint32(h[13]&7)|4<<24)
+			*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
 			*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 			f.Off += 4
 			setLenHead(f, lh+4<<16-4)
@@ -270,19 +269,37 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	}
 }
 
-// decTail1Batch: one tail byte (ksz8795 and hellcreek: port[1:0], mask 3; ksz9477, ksz9893 and
-// lan937x: port[2:0], mask 7, and bit 7, a timestamp before it, takes the slow path: stop 0x80).
+// decTail1Batch: one tail byte, port[1:0] (ksz8795, hellcreek).
 //
 //go:noinline
-func decTail1Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, mask, stop byte) {
+func decTail1Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, end := walk(fr, ins)
 	lim := int64(len(mem))
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-			if t := mem[e-1]; t&stop == 0 {
-				setInfo(in, uint32(t&mask)|1<<24)
+			*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
+			f.Len, f.Tail = l-1, tl+1
+			continue
+		}
+		rs[p/frameSize] = reasonSlow
+	}
+}
+
+// decKSZBatch: one tail byte, port[2:0] (ksz9477, ksz9893, lan937x); bit 7, a timestamp before
+// it, takes the slow path.
+//
+//go:noinline
+func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
+	fb, ib, end := walk(fr, ins)
+	lim := int64(len(mem))
+	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
+		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+		o, l, tl := int64(f.Off), f.Len, f.Tail
+		if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+			if t := mem[e-1]; t&0x80 == 0 {
+				*in = Info{TagLen: 1, Port: uint16(t & 7)}
 				f.Len, f.Tail = l-1, tl+1
 				continue
 			}
@@ -303,7 +320,7 @@ func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
 			if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
-				setInfo(in, uint32(h[15])|4<<24)
+				*in = Info{Port: uint16(h[15]), TagLen: 4}
 				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
@@ -327,8 +344,7 @@ func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+20 : o+20]
 			if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
-				setInfo(in, uint32(h[19]&0xf)|8<<24)
-				in.Code = uint8(w >> 24)
+				*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
 				*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 8
 				setLenHead(f, lh+8<<16-8)
@@ -351,8 +367,7 @@ func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
 			w := le.Uint64(mem[e-8 : e : e])
 			if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
-				setInfo(in, uint32(w>>56&0xf)|8<<24)
-				in.Code = code
+				*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
 				f.Len, f.Tail = l-8, tl+8
 				continue
 			}
@@ -376,8 +391,7 @@ func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid u
 			h := mem[o : o+16 : o+16]
 			if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 				tci := uint16(h[14])<<8 | uint16(h[15])
-				setInfo(in, uint32(tci&0xf)|uint32(tci>>6&7)<<16|4<<24)
-				in.TCI = tci
+				*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
 				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
@@ -399,7 +413,7 @@ func decAR9331Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 			if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
-				setInfo(in, uint32(t&0xf)|2<<24)
+				*in = Info{Port: t & 0xf, TagLen: 2}
 				f.Off += 2
 				setLenHead(f, lh+2<<16-2)
 				continue
@@ -420,7 +434,7 @@ func decGSWIPBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+8 : o+8]
-			setInfo(in, uint32(h[7]>>4&7)|8<<24)
+			*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
 			f.Off += 8
 			setLenHead(f, lh+8<<16-8)
 			continue
@@ -441,8 +455,7 @@ func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
 			if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
-				setInfo(in, uint32(h[15]&3)|4<<24)
-				in.Code = h[15]
+				*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
 				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
 				setLenHead(f, lh+4<<16-4)
@@ -464,22 +477,13 @@ func decTrailerBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
 			if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
-				setInfo(in, w>>8&7|4<<24)
+				*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
 				f.Len, f.Tail = l-4, tl+4
 				continue
 			}
 		}
 		rs[p/frameSize] = reasonSlow
 	}
-}
-
-// setInfo writes all of *in: zero, then w = Port | Switch<<16 | TagLen<<24 with one 4-byte store
-// (the compiler combines the three). The caller writes Code or TCI after it where they are not 0.
-func setInfo(in *Info, w uint32) {
-	*in = Info{}
-	in.Port = uint16(w)
-	in.Switch = uint8(w >> 16)
-	in.TagLen = uint8(w >> 24)
 }
 
 // lenHead is f.Len | f.Head<<16, which the compiler loads with one 4-byte load; setLenHead
@@ -548,18 +552,7 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		if c.kind > kTrailer {
 			bad = ReasonBadTag
 		}
-		ok := 0
-		for i := range fr {
-			r := bad
-			if fr[i].Len < minFrame {
-				r = ReasonTruncated
-			}
-			rs[i] = r
-			if r == ReasonNone {
-				ok++
-			}
-		}
-		return ok
+		return encNoneBatch(fr, rs, bad)
 	}
 	clear(rs) // the loops mark only the frames they leave
 	switch c.kind {
@@ -671,6 +664,29 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 // frames returns the base pointer of fr and the byte offset just past its last frame.
 func frames(fr []frame.Frame) (unsafe.Pointer, uintptr) {
 	return unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr)) * frameSize
+}
+
+// encNoneBatch is encode for "none" (nothing to write) and for a Dest that failed checkDest
+// (bad): every frame gets bad, or ReasonTruncated if it is shorter than an Ethernet header.
+//
+//go:noinline
+func encNoneBatch(fr []frame.Frame, rs []Reason, bad Reason) int {
+	rs = rs[:len(fr)]
+	ok := len(fr)
+	if bad != ReasonNone {
+		ok = 0
+	}
+	for i := range fr {
+		r := bad
+		if fr[i].Len < minFrame {
+			r = ReasonTruncated
+			if bad == ReasonNone {
+				ok--
+			}
+		}
+		rs[i] = r
+	}
+	return ok
 }
 
 // encDSABatch: an untagged frame (no 802.1Q tag in its bytes or out of band): the MAC addresses

@@ -6,11 +6,11 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// The per-format decoders behind Decode, DecodeBatch and Conduit.Recv. Each reads the tag at its
-// place in frame f's bytes with the same info function as the format's parser (so Parse and Decode
-// agree by construction; the fuzz targets check it), then strips the tag in place. On failure f and
-// its bytes are unchanged. They are small enough for the compiler to inline into the per-format
-// loops of decodeBatch: one bounds check for the frame's bytes, word loads for the tag, and for a
+// The per-format decoders behind Decode, and behind DecodeBatch and Conduit.Recv for the frames
+// their fast loops (batch.go) leave to the general code. Each reads the tag at its place in frame
+// f's bytes with the same info function as the format's parser (so Parse and Decode agree by
+// construction; the fuzz targets check it), then strips the tag in place. On failure f and its
+// bytes are unchanged. One bounds check for the frame's bytes, word loads for the tag, and for a
 // tag after the source MAC two word loads and two stores to move the MAC addresses (no memmove).
 
 // stripSA removes the n tag bytes that follow the source MAC of f, whose bytes are p: the 12 MAC
