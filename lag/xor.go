@@ -77,6 +77,12 @@ func v6Addrs(ip *[48]byte) uint32 {
 	return uint32(a) ^ uint32(a>>32)
 }
 
+// macLow is dst[5] ^ src[5] (bond_eth_hash without the EtherType): the top bytes of two 4-byte
+// loads, one load folded into the XOR.
+func macLow(w *[12]byte) uint32 {
+	return (binary.LittleEndian.Uint32(w[2:6]) ^ binary.LittleEndian.Uint32(w[8:12])) >> 24
+}
+
 // ipFold is bond_ip_hash's fold, after the XOR of the start value with the addresses.
 func ipFold(h uint32) uint32 {
 	h ^= h >> 16
@@ -359,7 +365,7 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
 			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ uint32(w[5]) ^ uint32(w[11])
+				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ macLow((*[12]byte)(w[:12]))
 				out[i] = pick(u, mp, ds, ipFold(h)^ipFold(ethIPv4))
 			} else {
 				rare |= 1 << (i & 63)
@@ -371,10 +377,10 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
 			}
 			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+				h := v4Addrs((*[24]byte)(ip[:24])) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
 				out[i] = pick(u, mp, ds, ipFold(h))
 			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv6
+				h := v6Addrs(ip) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv6
 				out[i] = pick(u, mp, ds, ipFold(h))
 			} else {
 				rare |= 1 << (i & 63)
@@ -394,7 +400,7 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
 			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
 				out[i] = t[bucket23(h)]
 			} else {
 				rare |= 1 << (i & 63)
@@ -406,10 +412,10 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
 			}
 			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv4
+				h := v4Addrs((*[24]byte)(ip[:24])) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
 				out[i] = t[bucket23(h)]
 			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ uint32(w[5]) ^ uint32(w[11]) ^ ethIPv6
+				h := v6Addrs(ip) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv6
 				out[i] = t[bucket23(h)]
 			} else {
 				rare |= 1 << (i & 63)
