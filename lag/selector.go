@@ -2,7 +2,6 @@ package lag
 
 import (
 	"github.com/wirespeed/wirespeed/frame"
-	"math/bits"
 )
 
 // Selector chooses members for the frames of one worker. Each worker has its own (NewSelector):
@@ -117,18 +116,10 @@ func (s *Selector) roundRobin(st *snapshot, out []uint8) {
 func (s *Selector) xor(st *snapshot, b *frame.Batch, out []uint8) {
 	pol, mem, fr := s.a.cfg.Policy, b.Mem, b.Frames[:len(out)]
 	for len(fr) > 64 {
-		s.xor64(st, pol, mem, fr[:64], out[:64])
+		xor64(st, pol, mem, fr[:64], out[:64])
 		fr, out = fr[64:], out[64:]
 	}
-	s.xor64(st, pol, mem, fr, out)
-}
-
-// xor64 is xor for at most 64 frames.
-func (s *Selector) xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) {
-	for rare := xorBatch(st, pol, mem, fr, out); rare != 0; rare &= rare - 1 {
-		i := bits.TrailingZeros64(rare) & 63
-		out[i] = generalChoice(st, pol, mem, &fr[i])
-	}
+	xor64(st, pol, mem, fr, out)
 }
 
 // hashFrame is the general path: Hash of frame f of the arena mem.

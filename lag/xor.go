@@ -2,6 +2,7 @@ package lag
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -137,34 +138,43 @@ func pickConsts(count uint32) (mp, ds uint64) {
 	return c << 26, uint64(count) << 18
 }
 
-// xorBatch chooses in XOR mode the members of the frames fr (at most 64) of the arena mem into out
-// (len(out) == len(fr)) and returns the set of frames (bit i: frame i) it left to the general path.
-func xorBatch(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) uint64 {
-	u, mp, ds := &st.members, st.mp, st.ds
-	t := st.table
-	switch pol {
-	case Layer2:
+// xor64 chooses in XOR mode the members of the frames fr (at most 64) of the arena mem into out
+// (len(out) == len(fr)): the batch loop of the policy and the choice, then the general path for
+// the frames the loop left (bit i of its result: frame i).
+func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) {
+	var rare uint64
+	switch t := st.table; {
+	case pol == Layer34 || pol == Encap34:
 		if t != nil {
-			return xorL2Table(t, mem, fr, out)
+			rare = xorL34Table(t, mem, fr, out)
+		} else {
+			rare = xorL34(st.mh, st.ds, &st.half, mem, fr, out)
 		}
-		return xorL2(mp, ds, u, mem, fr, out)
-	case Layer34, Encap34:
+	case pol == Layer23 || pol == Encap23:
 		if t != nil {
-			return xorL34Table(t, mem, fr, out)
+			rare = xorL23Table(t, mem, fr, out)
+		} else {
+			rare = xorL23(st.mp, st.ds, &st.members, mem, fr, out)
 		}
-		return xorL34(st.mh, ds, &st.half, mem, fr, out)
-	case Layer23, Encap23:
+	case pol == Layer2:
 		if t != nil {
-			return xorL23Table(t, mem, fr, out)
+			rare = xorL2Table(t, mem, fr, out)
+		} else {
+			rare = xorL2(st.mp, st.ds, &st.members, mem, fr, out)
 		}
-		return xorL23(mp, ds, u, mem, fr, out)
-	case VLANSrcMAC:
+	case pol == VLANSrcMAC:
 		if t != nil {
-			return xorSrcMACTable(t, mem, fr, out)
+			rare = xorSrcMACTable(t, mem, fr, out)
+		} else {
+			rare = xorSrcMAC(st.mp, st.ds, &st.members, mem, fr, out)
 		}
-		return xorSrcMAC(mp, ds, u, mem, fr, out)
+	default:
+		rare = ^uint64(0) >> (64 - len(fr))
 	}
-	return ^uint64(0) >> (64 - len(fr))
+	for ; rare != 0; rare &= rare - 1 {
+		i := bits.TrailingZeros64(rare) & 63
+		out[i] = generalChoice(st, pol, mem, &fr[i])
+	}
 }
 
 // generalChoice chooses the member of a frame the batch loop left, by the general hash path.
