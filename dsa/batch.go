@@ -111,23 +111,28 @@ const (
 	infoSize  = unsafe.Sizeof(Info{})
 )
 
-// walk returns the base pointers of fr and ins and the byte offset just past fr's last frame.
-func walk(fr []frame.Frame, ins []Info) (fb, ib unsafe.Pointer, end uintptr) {
-	_ = ins[:len(fr)]
-	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(ins)), uintptr(len(fr)) * frameSize
+// walk returns the base pointers of fr, ins and rs and the byte offset just past fr's last frame.
+// ins and rs must hold len(fr) entries (it panics otherwise, as ins[:len(fr)] would).
+func walk(fr []frame.Frame, ins []Info, rs []Reason) (fb, ib, rb unsafe.Pointer, end uintptr) {
+	_, _ = ins[:len(fr)], rs[:len(fr)]
+	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(ins)),
+		unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
 }
+
+// slow marks the frame at byte offset p of the walk for the per-frame code: rs[p/frameSize].
+func slow(rb unsafe.Pointer, p uintptr) { *(*Reason)(unsafe.Add(rb, p/frameSize)) = reasonSlow }
 
 // decNoneBatch: nothing to strip; a frame shorter than an Ethernet header takes the slow path.
 //
 //go:noinline
 func decNoneBatch(fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		if (*frame.Frame)(unsafe.Add(fb, p)).Len >= minFrame {
 			*(*Info)(unsafe.Add(ib, q)) = Info{}
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -136,7 +141,7 @@ func decNoneBatch(fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -151,7 +156,7 @@ func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -159,7 +164,7 @@ func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 20
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -174,7 +179,7 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -182,7 +187,7 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -197,7 +202,7 @@ func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -205,7 +210,7 @@ func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 4
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -219,7 +224,7 @@ func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) 
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -228,7 +233,7 @@ func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) 
 //
 //go:noinline
 func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 14
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -244,7 +249,7 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -252,7 +257,7 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -265,7 +270,7 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			setLenHead(f, lh+4<<16-4)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -273,7 +278,7 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decTail1Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -283,7 +288,7 @@ func decTail1Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			f.Len, f.Tail = l-1, tl+1
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -292,7 +297,7 @@ func decTail1Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -304,7 +309,7 @@ func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -312,7 +317,7 @@ func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -327,7 +332,7 @@ func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -336,7 +341,7 @@ func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 20
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -351,7 +356,7 @@ func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -359,7 +364,7 @@ func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -372,7 +377,7 @@ func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -381,7 +386,7 @@ func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid uint16) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	want := uint32(bswap16(tpid)) | 0x0c<<16
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
@@ -398,7 +403,7 @@ func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid u
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -406,7 +411,7 @@ func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid u
 //
 //go:noinline
 func decAR9331Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 2
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -419,7 +424,7 @@ func decAR9331Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -427,7 +432,7 @@ func decAR9331Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decGSWIPBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 8
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -439,7 +444,7 @@ func decGSWIPBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			setLenHead(f, lh+8<<16-8)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -447,7 +452,7 @@ func decGSWIPBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -462,7 +467,7 @@ func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -470,7 +475,7 @@ func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 //
 //go:noinline
 func decTrailerBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
-	fb, ib, end := walk(fr, ins)
+	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -482,7 +487,7 @@ func decTrailerBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -661,9 +666,10 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 // reasonSlow (rs is cleared before); tw is the tag's little-endian image. They walk the
 // descriptors by byte offset and bounds-check once per frame as the decode loops do.
 
-// frames returns the base pointer of fr and the byte offset just past its last frame.
-func frames(fr []frame.Frame) (unsafe.Pointer, uintptr) {
-	return unsafe.Pointer(unsafe.SliceData(fr)), uintptr(len(fr)) * frameSize
+// frames is walk without Infos.
+func frames(fr []frame.Frame, rs []Reason) (fb, rb unsafe.Pointer, end uintptr) {
+	_ = rs[:len(fr)]
+	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
 }
 
 // encNoneBatch is encode for "none" (nothing to write) and for a Dest that failed checkDest
@@ -694,7 +700,7 @@ func encNoneBatch(fr []frame.Frame, rs []Reason, bad Reason) int {
 //
 //go:noinline
 func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -709,7 +715,7 @@ func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -717,7 +723,7 @@ func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -732,7 +738,7 @@ func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -741,7 +747,7 @@ func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 //
 //go:noinline
 func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -761,7 +767,7 @@ func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 			setLenHead(f, lh-4<<16+4)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -769,7 +775,7 @@ func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encBrcmPrependBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem))
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -787,7 +793,7 @@ func encBrcmPrependBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 			setLenHead(f, lh-4<<16+4)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -795,7 +801,7 @@ func encBrcmPrependBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -808,7 +814,7 @@ func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 			setLenHead(f, lh-2<<16+2)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -818,7 +824,7 @@ func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 //
 //go:noinline
 func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -833,7 +839,7 @@ func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				continue
 			}
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -842,7 +848,7 @@ func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uint16) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -855,7 +861,7 @@ func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uin
 			setLenHead(f, lh-4<<16+4)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -863,7 +869,7 @@ func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uin
 //
 //go:noinline
 func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -876,7 +882,7 @@ func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 			setLenHead(f, lh-8<<16+8)
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -884,7 +890,7 @@ func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 //
 //go:noinline
 func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem))
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -899,7 +905,7 @@ func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int)
 			setLenHead(f, lh-uint32(n)<<16+uint32(n))
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -908,7 +914,7 @@ func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int)
 //
 //go:noinline
 func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll byte) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 1
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -922,7 +928,7 @@ func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll byte) {
 			f.Len, f.Tail = l+1, tl-1
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -930,7 +936,7 @@ func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll byte) {
 //
 //go:noinline
 func encTail2Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint16) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 2
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -944,7 +950,7 @@ func encTail2Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint16) {
 			f.Len, f.Tail = l+2, tl-2
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -952,7 +958,7 @@ func encTail2Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint16) {
 //
 //go:noinline
 func encTail4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 4
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -962,7 +968,7 @@ func encTail4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 			f.Len, f.Tail = l+4, tl-4
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
 
@@ -970,7 +976,7 @@ func encTail4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encTail8Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
-	fb, end := frames(fr)
+	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 8
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
@@ -980,6 +986,6 @@ func encTail8Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 			f.Len, f.Tail = l+8, tl-8
 			continue
 		}
-		rs[p/frameSize] = reasonSlow
+		slow(rb, p)
 	}
 }
