@@ -26,9 +26,11 @@ import (
 // set and hashed after the loop by the general path (hashFrame): keeping the call out of the loop
 // keeps the loop's state in registers.
 //
-// The loops read a fixed header window with one bounds check and compare wide little-endian loads
-// with constants. They come in pairs that differ only in the last line of each path (pick, or
-// table[Bucket]); TestSelectEqualsGeneral and FuzzSelect check every loop against the general path
+// The loops read a fixed header window with one bounds check, compare wide little-endian loads with
+// constants, and choose by pick/pickHalf (a remainder without division) or the table (with the
+// bucket fold shortened algebraically). They come in pairs that differ only in the choice line of
+// each path, and are written as if/else chains without continue (which keeps the straight path's
+// registers: with continue, the compiler spilled them). TestSelectEqualsGeneral and FuzzSelect check every loop against the general path
 // (which TestHashMatchesOracle and FuzzHash check against the naive transcription of the kernel).
 // The loops count down: the order does not matter, and it saves a compare per frame.
 
@@ -95,10 +97,10 @@ func ipFold(h uint32) uint32 {
 // Bucket(x) = uint8(S(x)); S(S(h)) = h ^ h>>16 (the shifts by 8 and 24 appear twice and cancel),
 // and S commutes with >> 1. TestSelectEqualsGeneral checks them through the identity table.
 func bucket23(h uint32) uint8 { return uint8(h ^ h>>16) }
-
-// bucket16 is Bucket(h) for h < 1<<16 (layer2's hash).
-func bucket16(h uint32) uint8 { return uint8(h ^ h>>8) }
 func bucket34(h uint32) uint8 { return uint8((h ^ h>>16) >> 1) }
+
+// bucket16 is Bucket(h) for h < 1<<16 (layer2's hash): S(h) = h ^ h>>8.
+func bucket16(h uint32) uint8 { return uint8(h ^ h>>8) }
 
 // pick is usable[h % count] without a division: Lemire, Kaser and Kurz's direct remainder
 // ("Faster Remainder by Direct Computation", 2019, theorem 1) with a 38-bit fraction, exact for
@@ -111,10 +113,10 @@ func pick(u *[256]uint8, mp, ds uint64, h uint32) uint8 {
 	return u[(mp*uint64(h))>>26*ds>>56]
 }
 
-// pickHalf is pick(u, mp, ds, g >> 1) with uh and mh = mp >> 1 in place of u and mp, one shift shorter: floor(g/2) mod d =
-// floor((g mod 2d) / 2), so it is the direct remainder by 2d (<= 128: a 39-bit fraction, whose
-// constant ceil(2^39 / 2d) is pick's c, kept as c << 25; the count shift ds stays) looked up in
-// uh[k] = u[k >> 1]. TestPick checks it.
+// pickHalf is pick(u, mp, ds, g >> 1) (layer3+4's final shift) without the shift: with d = count,
+// floor(g/2) mod d = floor((g mod 2d) / 2), so it is the direct remainder by 2d <= 128 (a 39-bit
+// fraction: F = 39 >= 32 + 7; its constant ceil(2^39 / 2d) is pick's c, kept as mh = c << 25 =
+// mp >> 1; ds = d << 18 = 2d << 17 stays) looked up in uh[k] = u[k >> 1]. TestPick checks it.
 func pickHalf(uh *[256]uint8, mh, ds uint64, g uint32) uint8 {
 	return uh[(mh*uint64(g))>>25*ds>>56]
 }
