@@ -281,3 +281,57 @@ func BenchmarkEncap(b *testing.B) {
 		m.Report(b, b.N)
 	})
 }
+
+// BenchmarkClassifyInPlace: one op = one frame through Worker.ClassifyInPlace (batches of 64, all
+// kept), untagged, one 802.1Q tag, QinQ, or the three mixed, on a fixed port (port=fixed) or with
+// each frame's port in Frame.Port (port=perframe: the benchmark puts the ports back, 64 stores per
+// batch, since classification overwrites them with interface IDs).
+func BenchmarkClassifyInPlace(b *testing.B) {
+	for _, mix := range []string{"untagged", "dot1q", "qinq", "mixed"} {
+		for _, perFrame := range []bool{false, true} {
+			name := "mix=" + mix + "/port=fixed"
+			if perFrame {
+				name = "mix=" + mix + "/port=perframe"
+			}
+			b.Run(name, func(b *testing.B) {
+				d := testDemux(b)
+				w := d.NewWorker()
+				pkts := make([][]byte, nframes)
+				for i := range pkts {
+					kind := mix
+					if mix == "mixed" {
+						kind = []string{"untagged", "dot1q", "qinq"}[i%3]
+					}
+					switch kind {
+					case "untagged":
+						pkts[i] = gpFrame(b, nil, 30)
+					case "dot1q":
+						pkts[i] = gpFrame(b, []Tag{C(10)}, 30)
+					default:
+						pkts[i] = gpFrame(b, []Tag{S(100), C(200)}, 30)
+					}
+				}
+				fb := load(b, newPool(b), pkts...)
+				port := uint16(0)
+				if perFrame {
+					port = PerFramePort
+				}
+				b.ReportAllocs()
+				n := 0
+				m := benchutil.Start(b)
+				for b.Loop() {
+					if perFrame {
+						for i := range fb.Frames {
+							fb.Frames[i].Port = 0
+						}
+					}
+					n += w.ClassifyInPlace(port, fb)
+				}
+				m.Report(b, n)
+				if n != b.N*nframes {
+					b.Fatalf("kept %d of %d", n, b.N*nframes)
+				}
+			})
+		}
+	}
+}

@@ -22,11 +22,25 @@ type Interface struct {
 // entry in a port's VID table: low 16 bits iface+1 (0: none), high 16 bits inner table+1 (0: none).
 type entry uint32
 
+// priorityEntry is the entry of VID 0 (a priority tag, never an interface's VID) in both halves of
+// every port's table: its high half is non-zero, so the fast loops, which test for a QinQ entry
+// (e > 0xffff) anyway, find a priority tag on that rarer branch and need no test of their own.
+const priorityEntry entry = 0xffff << 16
+
 type portTable struct {
-	untagged uint16       // iface+1 of the untagged interface, 0 if none
-	ctag     [4096]entry  // outer TPID 0x8100
-	stag     [4096]entry  // outer TPID 0x88a8 or an extra TPID
-	_        [64 - 2]byte // keep neighbours' hot lines apart
+	untagged uint16 // iface+1 of the untagged interface, 0 if none
+	// By vidIndex: outer TPID 0x8100 in the first half, 0x88a8 or an extra TPID in the second.
+	vids [2 * 4096]entry
+	d    *Demux       // for its inner tables
+	_    [64 - 8]byte // keep neighbours' hot lines apart
+}
+
+// vidIndex is the index in portTable.vids of an outer tag with TPID tpid and VID vid.
+func vidIndex(tpid, vid uint16) int {
+	if tpid != TPID8021Q {
+		return 4096 + int(vid&VIDMask)
+	}
+	return int(vid & VIDMask)
 }
 
 type egress struct {
@@ -67,7 +81,13 @@ type Demux struct {
 
 // NewDemux returns a demux for ports 0..ports-1 whose frames p parses.
 func NewDemux(ports int, p Parser) *Demux {
-	return &Demux{p: p, ports: make([]portTable, ports)}
+	d := &Demux{p: p, ports: make([]portTable, ports)}
+	for i := range d.ports {
+		d.ports[i].d = d
+		d.ports[i].vids[vidIndex(TPID8021Q, VIDNone)] = priorityEntry
+		d.ports[i].vids[vidIndex(TPID8021AD, VIDNone)] = priorityEntry
+	}
+	return d
 }
 
 func validVID(vid uint16) bool { return vid >= 1 && vid <= VIDMax }
@@ -103,11 +123,7 @@ func (d *Demux) Add(ifc Interface) error {
 		}
 		pt.untagged = id1
 	default:
-		tbl := &pt.ctag
-		if ifc.Outer.TPID != TPID8021Q {
-			tbl = &pt.stag
-		}
-		e := &tbl[ifc.Outer.TCI.VID()]
+		e := &pt.vids[vidIndex(ifc.Outer.TPID, ifc.Outer.TCI.VID())]
 		if ifc.Inner.TPID == 0 {
 			if *e&0xffff != 0 {
 				return ErrExists
@@ -244,11 +260,7 @@ func (w *Worker) classify(pt *portTable, b *frame.Batch, i int) (id1 uint16, bad
 			}
 			continue // priority tag: classify by what follows
 		}
-		tbl := &pt.ctag
-		if outer.TPID != TPID8021Q {
-			tbl = &pt.stag
-		}
-		e := tbl[vid]
+		e := pt.vids[vidIndex(outer.TPID, vid)]
 		if e == 0 {
 			return 0, false
 		}
@@ -368,85 +380,6 @@ func (d *Demux) Interfaces() []uint16 {
 // PerFramePort, as the port argument of ClassifyInPlace, means "each frame's Frame.Port".
 const PerFramePort = 0xffff
 
-// ClassifyInPlace is Classify for a stage that will replace the whole L2 header on the way out (a
-// router, with Encap): it maps every frame to its interface (Frame.Port) and records the length of
-// its in-band L2 header, tags included, in Frame.L3, but moves no byte. An out-of-band tag is consumed
-// (the flag cleared). Frames of no interface, or malformed ones, are released and counted as in
-// Classify. It returns the number kept.
-//
-// With port == PerFramePort each frame's own Frame.Port is its physical port: a batch from a DSA
-// conduit, whose tagger set Frame.Port to the switch port each frame came in on.
-func (w *Worker) ClassifyInPlace(port uint16, b *frame.Batch) int {
-	d := w.d
-	if port != PerFramePort && int(port) >= len(d.ports) {
-		w.drops.UnknownVLAN += uint64(len(b.Frames))
-		b.Free()
-		return 0
-	}
-	fr := b.Frames
-	mem := b.Mem
-	var fixed *portTable // the port's table when all frames come from one port
-	if port != PerFramePort {
-		fixed = &d.ports[port]
-	}
-	fast := d.p.n == 0 // no extra TPIDs: the inline path below knows every TPID
-	k := 0
-	for i := range fr {
-		f := &fr[i]
-		pt := fixed
-		if pt == nil {
-			if int(f.Port) >= len(d.ports) {
-				w.drops.UnknownVLAN++
-				continue
-			}
-			pt = &d.ports[f.Port]
-		}
-		var id1 uint16
-		var l2 int
-		var bad bool
-		if off := int(f.Off); fast && f.Flags&frame.FlagVLAN == 0 && f.Len >= EthLen && off+EthLen <= len(mem) {
-			// The common frames inline: untagged, or one 802.1Q tag of an interface without
-			// QinQ below it. Everything else (and anything odd) takes lookup.
-			h := (*[EthLen]byte)(mem[off : off+EthLen])
-			t := uint16(h[12])<<8 | uint16(h[13])
-			vid := (uint16(h[14])<<8 | uint16(h[15])) & VIDMask
-			switch e := pt.ctag[vid]; {
-			case t != TPID8021Q && t != TPID8021AD:
-				id1, l2 = pt.untagged, frame.EtherLen
-			case t == TPID8021Q && vid != VIDNone && e>>16 == 0:
-				id1, l2 = uint16(e), EthLen
-			default:
-				id1, l2, bad = w.lookup(pt, f, f.Data(mem))
-			}
-		} else {
-			id1, l2, bad = w.lookup(pt, f, f.Data(mem))
-		}
-		if id1 == 0 {
-			if bad {
-				w.drops.Malformed++
-			} else {
-				w.drops.UnknownVLAN++
-			}
-			continue
-		}
-		f.Port, f.L3 = id1-1, uint16(l2)
-		f.Flags &^= frame.FlagVLAN
-		if c := int(f.Port); c < len(w.local) {
-			w.local[c].RxPackets++
-			w.local[c].RxBytes += uint64(f.Len)
-		}
-		if k != i {
-			fr[k], fr[i] = fr[i], fr[k]
-		}
-		k++
-	}
-	if k < len(fr) && b.Owner != nil {
-		b.Owner.Release(fr[k:])
-	}
-	b.Frames = fr[:k]
-	return k
-}
-
 // lookup classifies one frame without changing it: iface+1 (0: drop), the in-band L2 header length
 // the classification consumed (tags up to and including the EtherType), and whether it was malformed.
 func (w *Worker) lookup(pt *portTable, f *frame.Frame, d []byte) (id1 uint16, l2 int, bad bool) {
@@ -482,11 +415,7 @@ func (w *Worker) lookup(pt *portTable, f *frame.Frame, d []byte) (id1 uint16, l2
 		if vid == VIDNone {
 			continue // priority tag: classify by what follows
 		}
-		tbl := &pt.ctag
-		if outer.TPID != TPID8021Q {
-			tbl = &pt.stag
-		}
-		e := tbl[vid]
+		e := pt.vids[vidIndex(outer.TPID, vid)]
 		if e == 0 {
 			return 0, 0, false
 		}
