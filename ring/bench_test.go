@@ -68,14 +68,16 @@ func BenchmarkRing(b *testing.B) {
 	}
 }
 
-// BenchmarkRingSpin is ring-burst32 with 1 producer at several spin counts,
-// to choose Config.Spin's default.
+// BenchmarkRingSpin is ring-burst32 (1 producer: SPSC; 2: FanIn) at several spin counts, to
+// choose Config.Spin's default.
 func BenchmarkRingSpin(b *testing.B) {
-	for _, spin := range []int{0, 16, 256, 4096} {
-		b.Run(fmt.Sprintf("spin=%d", spin), func(b *testing.B) {
-			b.ReportAllocs()
-			benchRingBurst(b, 1, &ring.Config{Spin: spin})
-		})
+	for _, p := range []int{1, 2} {
+		for _, spin := range []int{0, 16, 64, 256, 4096} {
+			b.Run(fmt.Sprintf("producers=%d/spin=%d", p, spin), func(b *testing.B) {
+				b.ReportAllocs()
+				benchRingBurst(b, p, &ring.Config{Spin: spin})
+			})
+		}
 	}
 }
 
