@@ -245,7 +245,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		w.rwGen++
 	}
 
-	// Pass 3: rewrite, tag, sort by egress port.
+	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header (Apply), TTL; sort by egress port.
 	for _, o := range w.out {
 		o.Adopt(in)
 	}
