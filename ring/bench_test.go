@@ -10,8 +10,11 @@ import (
 	"github.com/wirespeed/wirespeed/ring"
 )
 
-// benchCap is the capacity, in items, of every queue in BenchmarkRing.
+// benchCap is the capacity, in items, of every queue in BenchmarkRing, unless a sub-benchmark
+// names another (cap=N): queueCap is the one the running sub-benchmark uses.
 const benchCap = 1024
+
+var queueCap = benchCap
 
 type item = uint64
 
@@ -66,6 +69,21 @@ func BenchmarkRing(b *testing.B) {
 			})
 		}
 	}
+	// The same two contenders with 8x the capacity (8192 items: the ring 8192 or 2 x 4096, the
+	// channel 256 batches of 32): fewer park/wake round trips per item on both sides.
+	queueCap = 8 * benchCap
+	defer func() { queueCap = benchCap }()
+	for _, impl := range []int{0, 2} { // ring-burst32, chan-batch32
+		for _, p := range []int{1, 2} {
+			b.Run(fmt.Sprintf("impl=%s/producers=%d/cap=%d", impls[impl].name, p, queueCap), func(b *testing.B) {
+				b.ReportAllocs()
+				sum := impls[impl].run(b, p, nil)
+				if want := uint64(b.N) * uint64(b.N-1) / 2; sum != want {
+					b.Fatalf("checksum %d, want %d", sum, want)
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkRingSpin is ring-burst32 (1 producer: SPSC; 2: FanIn) at several spin counts, to
@@ -85,13 +103,13 @@ func BenchmarkRingSpin(b *testing.B) {
 // rings and the consumer's dequeue calls.
 func ringPair(b *testing.B, producers int, cfg *ring.Config) (prods []*ring.SPSC[item], deq func([]item) int, wait func(context.Context, []item) (int, error)) {
 	if producers == 1 {
-		r, err := ring.New[item](benchCap, cfg)
+		r, err := ring.New[item](queueCap, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return []*ring.SPSC[item]{r}, r.DequeueBurst, r.DequeueBurstWait
 	}
-	f, err := ring.NewFanIn[item](producers, benchCap/producers, cfg)
+	f, err := ring.NewFanIn[item](producers, queueCap/producers, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -201,7 +219,7 @@ type batch struct {
 }
 
 func benchChanBatch(b *testing.B, producers int, _ *ring.Config) uint64 {
-	nb := benchCap / 32
+	nb := queueCap / 32
 	full := make(chan *batch, nb)
 	free := make(chan *batch, nb+2*producers)
 	for range cap(free) {
@@ -244,7 +262,7 @@ func benchChanBatch(b *testing.B, producers int, _ *ring.Config) uint64 {
 }
 
 func benchChan(b *testing.B, producers int, _ *ring.Config) uint64 {
-	ch := make(chan item, benchCap)
+	ch := make(chan item, queueCap)
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
