@@ -185,8 +185,12 @@ type vlanRouter struct {
 
 func (v *vlanRouter) start() error {
 	v.out.Reset()
-	v.cmd = exec.Command("ip", "netns", "exec", v.ns, "nice", "-n", strconv.Itoa(nice()), "taskset", "-c", "0", v.bin, "-backend", v.backend,
-		"-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h")
+	args := []string{"netns", "exec", v.ns, "nice", "-n", strconv.Itoa(nice()), "taskset", "-c", "0"}
+	if prio := os.Getenv("WIRESPEED_E2E_FIFO"); prio != "" { // e.g. 10: the router as SCHED_FIFO
+		args = append(args, "chrt", "-f", prio)
+	}
+	args = append(args, v.bin, "-backend", v.backend, "-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h")
+	v.cmd = exec.Command("ip", args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return err
