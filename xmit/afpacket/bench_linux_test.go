@@ -101,18 +101,7 @@ func pinThread(b *testing.B, cpu int) {
 func benchSend(b *testing.B, l *link, cfg *Config, size int) {
 	tx := openIn(b, l.nsA, l.ifA, cfg)
 	rx := openIn(b, l.nsB, l.ifB, &Config{BlockCount: 64})
-	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256, BufSize: 2048})
-	// Write the frame into every pool buffer once: Send does not modify them, so refills need no copy.
-	{
-		all := frame.NewBatch(256)
-		pool.Alloc(all, 256)
-		data := testFrame(1, size)
-		for i := range all.Frames {
-			all.Frames[i].Resize(size)
-			copy(all.Bytes(i), data)
-		}
-		all.Free()
-	}
+	pool := filledPool(b, size)
 	var got atomic.Uint64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -192,17 +181,7 @@ func BenchmarkRecvGeometry(b *testing.B) {
 func benchRecvGeometry(b *testing.B, l *link, cfg *Config) {
 	tx := openIn(b, l.nsA, l.ifA, &Config{QdiscBypass: true})
 	rx := openIn(b, l.nsB, l.ifB, cfg)
-	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256, BufSize: 2048})
-	{
-		all := frame.NewBatch(256)
-		pool.Alloc(all, 256)
-		data := testFrame(1, 60)
-		for i := range all.Frames {
-			all.Frames[i].Resize(60)
-			copy(all.Bytes(i), data)
-		}
-		all.Free()
-	}
+	pool := filledPool(b, 60)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -268,4 +247,22 @@ func benchRecvGeometry(b *testing.B, l *link, cfg *Config) {
 	b.ReportMetric(float64(waits)/el, "waits/s")
 	b.ReportMetric(float64(maxWait.Microseconds())/1000, "max-wait-ms")
 	_ = sink
+}
+
+// filledPool returns a pool of 256 buffers, each holding a test frame of size bytes: Send does not
+// modify them, so a sender can allocate and send without copying anything.
+func filledPool(b *testing.B, size int) *frame.Pool {
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 256, BufSize: 2048})
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := frame.NewBatch(256)
+	pool.Alloc(all, 256)
+	data := testFrame(1, size)
+	for i := range all.Frames {
+		all.Frames[i].Resize(size)
+		copy(all.Bytes(i), data)
+	}
+	all.Free()
+	return pool
 }
