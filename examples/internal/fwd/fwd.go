@@ -38,7 +38,7 @@ type Iface struct {
 type Reason int
 
 const (
-	DropVLAN      Reason = iota // no interface for the frame's port/VLAN (or malformed tag)
+	DropVLAN      Reason = iota // no interface for the frame's port/VLAN (or malformed tag, or an interface added to the demux after New)
 	DropNotIPv4                 // ARP, IPv6, anything else: this router only forwards IPv4
 	DropNotForUs                // unicast to another MAC (promiscuous traffic)
 	DropMalformed               // IPv4 header invalid or truncated
@@ -46,7 +46,7 @@ const (
 	DropTTL                     // TTL expired (a full router would send ICMP time exceeded)
 	DropNoRoute                 // no route, or a route to an unknown next hop
 	DropTooBig                  // larger than the egress MTU with DF set (would need ICMP frag-needed)
-	DropEgress                  // tag push failed (no headroom) or unknown egress port
+	DropEgress                  // header rewrite failed (no headroom), egress interface unknown to the demux, or egress port beyond the worker's ports
 	NumReasons
 )
 
@@ -174,6 +174,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 		batch = frame.DefaultBatch
 	}
 	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch)}
+	w.noRoute = adj{drop: DropNoRoute}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
 	}
@@ -208,6 +209,8 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 		switch {
 		case binary.BigEndian.Uint16(d[l3-2:]) != frame.TypeIPv4:
 			reason = DropNotIPv4
+		case int(f.Port) >= len(macs): // an interface the demux gained after New: no Iface for it
+			reason = DropVLAN
 		case d[0]&1 == 0 && mac48(d) != macs[f.Port]: // unicast, not to us
 			reason = DropNotForUs
 		default:
@@ -254,7 +257,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 	rw, gen := w.rw, w.rwGen
 	for i := range fr {
 		f := &fr[i]
-		// The adjacency cache (adjacency, inlined by hand).
+		// The adjacency cache, looked up inline (buildAdj fills a missing entry).
 		var a *adj
 		if idx := w.nh[i]; uint64(idx) < uint64(len(rw)) && rw[idx].gen == gen {
 			a = &rw[idx]
@@ -281,8 +284,8 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 			k2++
 			continue
 		}
-		p := int(a.rw.Port())
-		if w.vw.Apply(in, i, &a.rw) != nil || p >= len(w.out) {
+		p := int(a.rw.Port()) // < len(w.out): buildAdj checked it
+		if w.vw.Apply(in, i, &a.rw) != nil {
 			w.drops[DropEgress]++
 			if w.tap != nil {
 				w.capture(f.Data(in.Mem), DropEgress)
@@ -323,7 +326,6 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 	if uint64(idx) >= uint64(len(w.rw)) {
 		if uint64(idx) >= uint64(nhs.Len()) {
 			// NoRoute, or an index this version never had: the shared drop entry.
-			w.noRoute = adj{drop: DropNoRoute}
 			return &w.noRoute
 		}
 		w.rw = append(w.rw, make([]adj, nhs.Len()-len(w.rw))...) // on a table change only
@@ -336,7 +338,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		return a
 	}
 	rw, err := w.r.demux.Rewrite(hop.Ifindex, hop.DstMAC, ifaces[hop.Ifindex].MAC, frame.TypeIPv4)
-	if err != nil {
+	if err != nil || int(rw.Port()) >= len(w.out) {
 		a.drop = DropEgress
 		return a
 	}

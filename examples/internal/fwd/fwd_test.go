@@ -408,3 +408,42 @@ func TestNoRouteWithoutDefault(t *testing.T) {
 		t.Fatalf("%d buffers leaked", g.pool.InUse())
 	}
 }
+
+// TestMisconfiguredEgress: configurations the router cannot serve cost a counted drop, never a
+// panic or a frame counted as sent: an interface the demux gained after New (no Iface for it), and
+// a next hop whose interface sits on a physical port the router was not given.
+func TestMisconfiguredEgress(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
+	d := vlan.NewDemux(3, vlan.Parser{})
+	d.Add(vlan.Interface{ID: 0, Port: 1})
+	d.Add(vlan.Interface{ID: 1, Port: 0, Outer: vlan.C(10)})
+	d.Add(vlan.Interface{ID: 2, Port: 2, Outer: vlan.C(30)}) // port 2: beyond the router's 2 ports
+	var st Static
+	st.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
+	var nh fib.NextHops
+	nh.Set(0, fib.NextHop{Ifindex: 2, DstMAC: macGW})
+	macV30 := frame.MAC{2, 0, 0, 0, 0, 3}
+	r, err := New(d, 2, []Iface{{Name: "up", MAC: macUp}, {Name: "v10", MAC: macV10}, {Name: "v30", MAC: macV30}}, &st, &nh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Add(vlan.Interface{ID: 3, Port: 0, Outer: vlan.C(20)}) // after New: no Iface entry
+	g := &rig{pool: pool, r: r, w: r.NewWorker(64)}
+	for i := 0; i < 2; i++ {
+		a, z := xmit.Pipe(pool, nil)
+		g.ports, g.peers = append(g.ports, a), append(g.peers, z)
+	}
+	g.forward(t, 1, pkt{dstMAC: macUp, dst: [4]byte{198, 18, 0, 1}, ttl: 64, size: 30}.bytes(t))
+	g.forward(t, 0, pkt{vid: 20, dstMAC: macV10, dst: [4]byte{198, 18, 0, 1}, ttl: 64, size: 30}.bytes(t))
+	g.w.Flush()
+	c := g.r.Counters()
+	if c.Drops[DropEgress] != 1 || c.Drops[DropVLAN] != 1 || c.Forwarded != 0 {
+		t.Fatalf("counters %+v, want one egress drop and one VLAN drop", c)
+	}
+	if s := g.r.IfaceStats(2); s.TxPackets != 0 {
+		t.Fatalf("interface on the missing port counts %d frames sent", s.TxPackets)
+	}
+	if g.pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", g.pool.InUse())
+	}
+}
