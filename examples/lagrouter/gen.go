@@ -29,6 +29,3 @@ func newGenerator(t *topology, cfg Config) *trunkgen.Generator {
 		SendDown: func(b *frame.Batch) { t.hosts[memberUplink].Send(b) },
 	})
 }
-
-// udp writes an IPv4/UDP packet of total length 46 at d (tests build frames with it).
-func udp(d []byte, src, dst uint32, ttl byte) { trunkgen.UDP(d, src, dst, ttl) }

@@ -63,14 +63,8 @@ const (
 // Interface IDs: 0 is the uplink, 1..VLANs the VLAN sub-interfaces (VID 100+i, subnet 10.0.i.0/24).
 const ifUplink = 0
 
-func vidOf(i int) uint16 { return trunkgen.VID(i) }
-
-// routerMAC is the router's address on interface id; hostMAC the address of host h on VLAN i;
-// gatewayMAC the upstream router's.
+// routerMAC is the router's address on interface id.
 func routerMAC(id int) frame.MAC { return trunkgen.RouterMAC(id) }
-func hostMAC(i, h int) frame.MAC { return trunkgen.HostMAC(i, h) }
-
-var gatewayMAC = trunkgen.GatewayMAC
 
 // topology is the router and its ports, built for a config.
 type topology struct {
