@@ -37,6 +37,24 @@ func nice() int {
 	return -20
 }
 
+// fifo is WIRESPEED_E2E_FIFO (1-99): vlanrouter then runs SCHED_FIFO at that priority; 0 (unset):
+// a normal task at nice().
+func fifo() int {
+	if v, err := strconv.Atoi(os.Getenv("WIRESPEED_E2E_FIFO")); err == nil && v >= 1 && v <= 99 {
+		return v
+	}
+	return 0
+}
+
+// schedNote says how the experiment's tasks were scheduled, for the tables' footers.
+func schedNote() string {
+	s := fmt.Sprintf("sender (CPU 1), router (CPU 0) and NAPI thread at nice %d", nice())
+	if p := fifo(); p > 0 {
+		s += fmt.Sprintf(", router SCHED_FIFO %d", p)
+	}
+	return s
+}
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -186,8 +204,8 @@ type vlanRouter struct {
 func (v *vlanRouter) start() error {
 	v.out.Reset()
 	args := []string{"netns", "exec", v.ns, "nice", "-n", strconv.Itoa(nice()), "taskset", "-c", "0"}
-	if prio := os.Getenv("WIRESPEED_E2E_FIFO"); prio != "" { // e.g. 10: the router as SCHED_FIFO
-		args = append(args, "chrt", "-f", prio)
+	if prio := fifo(); prio > 0 {
+		args = append(args, "chrt", "-f", strconv.Itoa(prio))
 	}
 	args = append(args, v.bin, "-backend", v.backend, "-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h")
 	v.cmd = exec.Command("ip", args...)
@@ -404,8 +422,8 @@ func TestE2E(t *testing.T) {
 		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %.2f |\n", sender, c.napi, fwd, stats.Median(v),
 			slices.Min(v), slices.Max(v), ratio, stats.Median(off))
 	}
-	fmt.Fprintf(&md, "\n%d rounds, each case once per round in the order listed, %v measured per run after %v warm-up, sender (CPU 1), router (CPU 0) and NAPI thread at nice %d; %v in all. Load average before: %s, after: %s.\n",
-		runs, window, warm, nice(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
+	fmt.Fprintf(&md, "\n%d rounds, each case once per round in the order listed, %v measured per run after %v warm-up, %s; %v in all. Load average before: %s, after: %s.\n",
+		runs, window, warm, schedNote(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
 	t.Logf("\n%s", md.String())
 	if out := os.Getenv("WIRESPEED_E2E_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(md.String()), 0o644); err != nil {

@@ -158,8 +158,8 @@ func TestE2EVLAN(t *testing.T) {
 		}
 		fmt.Fprintf(&md, "| vlanrouter, %s | %s | %s | %.3f | %.3f - %.3f | %s |\n", c.backend, c.in, c.out, stats.Median(v), slices.Min(v), slices.Max(v), ratio)
 	}
-	fmt.Fprintf(&md, "\n%d rounds, cases interleaved in the order listed, %v measured per run after %v warm-up, sender (CPU 1), router (CPU 0) and NAPI thread at nice %d; %v in all. Load average before: %s, after: %s.\n",
-		runs, window, warm, nice(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
+	fmt.Fprintf(&md, "\n%d rounds, cases interleaved in the order listed, %v measured per run after %v warm-up, %s; %v in all. Load average before: %s, after: %s.\n",
+		runs, window, warm, schedNote(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
 	t.Logf("\n%s", md.String())
 	if out := os.Getenv("WIRESPEED_E2E_VLAN_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(md.String()), 0o644); err != nil {
