@@ -168,23 +168,29 @@ type pipeConfig struct {
 
 // pipeline is one worker's state plus the in-memory links around it.
 type pipeline struct {
-	cfg    pipeConfig
-	pool   *frame.Pool
-	rx     *xmit.MemPort   // the router's ingress end
-	feed   *xmit.MemPort   // its peer: where the refill sends
-	sinks  []*xmit.MemPort // peers of every egress end: drained by the refill
-	ifMAC  []frame.MAC     // router MAC by interface ID
-	mtu    []int           // and MTU
-	nhs    *fib.NextHops
-	rws    []vlan.Rewrite // by next-hop index
-	vw     *vlan.Worker
-	sel    *lag.Selector
-	agg    *lag.Aggregate
-	txq    *xmit.TxQueue
-	egress [2]uint16 // TxQueue egress by physical port (no LAG, no DSA)
-	member [256]uint16
-	cond   *dsa.Conduit
-	swside *dsa.SwitchSide
+	cfg   pipeConfig
+	pool  *frame.Pool
+	rx    *xmit.MemPort   // the router's ingress end
+	feed  *xmit.MemPort   // its peer: where the refill sends
+	sinks []*xmit.MemPort // peers of every egress end: drained by the refill
+	ifMAC []frame.MAC     // router MAC by interface ID
+	mtu   []int           // and MTU
+	macs  []uint64        // the same MACs as mac48 reads them (fwd's pass 1)
+	nhs   *fib.NextHops
+	demux *vlan.Demux
+	// fwd's per-worker adjacency cache: by next-hop index, built on first use from the next-hop
+	// table version adjView, invalidated by a new version (adjGen).
+	adjs    []pipeAdj
+	adjView *fib.NextHopView
+	adjGen  uint64
+	vw      *vlan.Worker
+	sel     *lag.Selector
+	agg     *lag.Aggregate
+	txq     *xmit.TxQueue
+	egress  [2]uint16 // TxQueue egress by physical port (no LAG, no DSA)
+	member  [256]uint16
+	cond    *dsa.Conduit
+	swside  *dsa.SwitchSide
 
 	dst, nh []uint32
 	port    []uint8 // physical egress port per frame (Encap's answer)
@@ -196,6 +202,42 @@ type pipeline struct {
 	rng        *rand.Rand
 	next       int // next probe
 	id         uint16
+}
+
+// pipeAdj is fwd's adj: a next hop as the egress needs it.
+type pipeAdj struct {
+	rw  vlan.Rewrite
+	mtu uint16
+	ok  bool
+	gen uint64
+}
+
+// mac48 is fwd's: the first 6 bytes of b as one integer.
+func mac48(b []byte) uint64 {
+	_ = b[5]
+	return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32
+}
+
+// buildAdj is fwd.Worker.buildAdj: the cache entry of next-hop index idx for version view.
+func (p *pipeline) buildAdj(view *fib.NextHopView, idx uint32) *pipeAdj {
+	if uint64(idx) >= uint64(view.Len()) {
+		return &pipeAdj{} // NoRoute or an unknown index: drop (never taken in this benchmark)
+	}
+	if uint64(idx) >= uint64(len(p.adjs)) {
+		p.adjs = append(p.adjs, make([]pipeAdj, view.Len()-len(p.adjs))...)
+	}
+	a := &p.adjs[idx]
+	*a = pipeAdj{gen: p.adjGen}
+	hop := view.At(idx)
+	if hop == nil || hop.Flags&fib.NextHopDrop != 0 || int(hop.Ifindex) >= len(p.ifMAC) {
+		return a
+	}
+	rw, err := p.demux.Rewrite(hop.Ifindex, hop.DstMAC, p.ifMAC[hop.Ifindex], frame.TypeIPv4)
+	if err != nil || rw.Port() > portUplink {
+		return a
+	}
+	a.rw, a.mtu, a.ok = rw, uint16(min(p.mtu[hop.Ifindex], 0xffff)), true
+	return a
 }
 
 const noEgress = 0xffff // a TxQueue egress id that does not exist: Misrouted
@@ -229,18 +271,16 @@ func newPipeline(tb testing.TB, cfg pipeConfig) *pipeline {
 		must(demux.Add(vlan.Interface{ID: uint16(i), Port: portTrunk, Outer: vlan.C(pipeVID(i))}))
 		p.ifMAC = append(p.ifMAC, routerMAC(i))
 	}
-	for range p.ifMAC {
+	for _, m := range p.ifMAC {
 		p.mtu = append(p.mtu, 1500)
+		p.macs = append(p.macs, mac48(m[:]))
 	}
+	p.demux = demux
 	p.vw = demux.NewWorker()
 	p.nhs = new(fib.NextHops)
 	for k := uint32(0); k < numNextHops; k++ {
 		hop := nextHop(k)
 		must(p.nhs.Set(k, hop))
-		// The adjacency (prebuilt L2 header) of every next hop, as fwd's worker caches them.
-		rw, err := demux.Rewrite(hop.Ifindex, hop.DstMAC, p.ifMAC[hop.Ifindex], frame.TypeIPv4)
-		must(err)
-		p.rws = append(p.rws, rw)
 	}
 	for i := range p.member {
 		p.member[i] = noEgress
@@ -327,7 +367,7 @@ func (p *pipeline) forward(in *frame.Batch) {
 	// Validate and gather destinations (fwd.Worker.Forward's pass 1): dropped frames move behind.
 	fr := in.Frames
 	mem := in.Mem
-	ifMAC := p.ifMAC
+	macs := p.macs
 	dst := p.dst[:len(fr)]
 	k := 0
 	for i := range fr {
@@ -337,7 +377,7 @@ func (p *pipeline) forward(in *frame.Batch) {
 		if binary.BigEndian.Uint16(d[l3-2:]) != frame.TypeIPv4 {
 			continue
 		}
-		if e := frame.Ether(d); !e.IsMulticast() && e.Dst() != ifMAC[f.Port] {
+		if d[0]&1 == 0 && mac48(d) != macs[f.Port] {
 			continue
 		}
 		ip, err := frame.ParseIPv4(d[l3:])
@@ -363,28 +403,38 @@ func (p *pipeline) forward(in *frame.Batch) {
 		return
 	}
 
-	// Resolve, check, rewrite (pass 3): kept frames stay in order at the front.
+	// Resolve, check, rewrite (pass 3): kept frames stay in order at the front. The next hop comes
+	// from the adjacency cache, checked against the next-hop table's version as fwd does.
 	view := p.nhs.View()
+	if view != p.adjView {
+		p.adjView = view
+		p.adjGen++
+	}
+	adjs, gen := p.adjs, p.adjGen
 	fr = in.Frames
 	port := p.port[:len(fr)]
 	k = 0
 	for i := range fr {
 		f := &fr[i]
-		hop := view.At(nh[i])
-		if hop == nil || hop.Flags&fib.NextHopDrop != 0 || int(hop.Ifindex) >= len(ifMAC) {
+		var a *pipeAdj
+		if idx := nh[i]; uint64(idx) < uint64(len(adjs)) && adjs[idx].gen == gen {
+			a = &adjs[idx]
+		} else {
+			a = p.buildAdj(view, idx)
+			adjs = p.adjs
+		}
+		if !a.ok {
 			continue
 		}
 		ip := frame.IPv4(f.Data(mem)[f.L3:])
-		if ip.TotalLen() > p.mtu[hop.Ifindex] && ip.DontFragment() {
+		if ip.TotalLen() > int(a.mtu) && ip.DontFragment() {
 			continue
 		}
-		f.Out = hop.Ifindex
 		if upto >= stageEncap {
-			rw := &p.rws[nh[i]]
-			if p.vw.Apply(in, i, rw) != nil || rw.Port() > portUplink {
+			if p.vw.Apply(in, i, &a.rw) != nil {
 				continue
 			}
-			port[k] = uint8(rw.Port())
+			port[k] = uint8(a.rw.Port())
 		}
 		ip.DecTTL()
 		if k != i {
