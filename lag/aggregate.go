@@ -186,7 +186,8 @@ func New(members []xmit.Port, cfg *Config) (*Aggregate, error) {
 // publish builds and publishes a new snapshot from the control state. a.mu is held.
 func (a *Aggregate) publish() {
 	n := len(a.ports)
-	st := &snapshot{n: n, mAll: ^uint64(0)/uint64(n) + 1}
+	st := &snapshot{n: n}
+	st.mpAll, st.dsAll = pickConsts(uint32(n))
 	for i := 0; i < n; i++ {
 		if a.carrier[i] && a.link[i] {
 			st.usable = append(st.usable, uint8(i))

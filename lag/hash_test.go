@@ -165,24 +165,6 @@ func TestHashMatchesOracle(t *testing.T) {
 	}
 }
 
-func TestFastmod(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for d := uint32(1); d <= MaxMembers; d++ {
-		m := ^uint64(0)/uint64(d) + 1
-		for _, a := range []uint32{0, 1, d - 1, d, d + 1, 1<<31 - 1, 1 << 31, ^uint32(0), ^uint32(0) - 1} {
-			if got := fastmod(a, m, d); got != a%d {
-				t.Fatalf("fastmod(%d, %d) = %d, want %d", a, d, got, a%d)
-			}
-		}
-		for i := 0; i < 10000; i++ {
-			a := r.Uint32()
-			if got := fastmod(a, m, d); got != a%d {
-				t.Fatalf("fastmod(%d, %d) = %d, want %d", a, d, got, a%d)
-			}
-		}
-	}
-}
-
 func TestHashBatchMatchesBytes(t *testing.T) {
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
 	b := frame.NewBatch(64)
@@ -221,6 +203,9 @@ func TestPick(t *testing.T) {
 		st := &snapshot{usable: u[:d]}
 		st.setPick()
 		check := func(h uint32) {
+			if got := rem(st.mp, st.ds, h); got != uint64(h%d) {
+				t.Fatalf("rem(%#x) by %d = %d, want %d", h, d, got, h%d)
+			}
 			if got, want := pick(&st.members, st.mp, st.ds, h), u[h%d]; got != want {
 				t.Fatalf("pick(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, h%d, want)
 			}

@@ -2,7 +2,6 @@ package lag
 
 import (
 	"fmt"
-	"math/bits"
 )
 
 // Mode is how an aggregate spreads frames over its members (bonding's mode).
@@ -55,24 +54,18 @@ func Bucket(h uint32) uint8 {
 	return uint8(h)
 }
 
-// fastmod is Lemire's exact remainder by a constant: a % d == fastmod(a, m, d) for every 32-bit a
-// with m = ^uint64(0)/d + 1 (d >= 1), a multiply instead of a division per frame.
-func fastmod(a uint32, m uint64, d uint32) uint32 {
-	hi, _ := bits.Mul64(m*uint64(a), uint64(d))
-	return uint32(hi)
-}
-
 // snapshot is what workers read, once per batch, through one atomic pointer. It is never changed
 // after it is published: a change builds a new one (RCU style).
 type snapshot struct {
-	n       int               // members configured
-	usable  []uint8           // usable members, in member order (bond->usable_slaves)
-	members [256]uint8        // usable, padded with zeros (pick indexes it without a bounds check)
-	half    [256]uint8        // half[k] = members[k>>1] (pickHalf)
-	mp, ds  uint64            // pick's constants for cnt
-	mh      uint64            // mp >> 1 (pickHalf)
-	cnt     uint32            // len(usable)
-	mAll    uint64            // fastmod constant for n
+	n       int        // members configured
+	usable  []uint8    // usable members, in member order (bond->usable_slaves)
+	members [256]uint8 // usable, padded with zeros (pick indexes it without a bounds check)
+	half    [256]uint8 // half[k] = members[k>>1] (pickHalf)
+	mp, ds  uint64     // pick's constants for cnt
+	mh      uint64     // mp >> 1 (pickHalf)
+	cnt     uint32     // len(usable)
+	mpAll   uint64     // rem's constants for n (round-robin's random choice)
+	dsAll   uint64
 	next    [MaxMembers]uint8 // round-robin: first usable member at or after i (bond_get_slave_by_id)
 	active  uint8             // active-backup: the active member, or NoMember
 	table   *[Buckets]uint8   // XOR with Table: the effective bucket → member table

@@ -319,7 +319,8 @@ var crtCounts = []int{64, 63, 61, 59, 53, 47, 3}
 
 // testSnapshot is a published state with members 0..cnt-1 usable (the identity table with tbl).
 func testSnapshot(cnt int, tbl bool) *snapshot {
-	st := &snapshot{n: cnt, cnt: uint32(cnt), mAll: ^uint64(0)/uint64(cnt) + 1}
+	st := &snapshot{n: cnt, cnt: uint32(cnt)}
+	st.mpAll, st.dsAll = pickConsts(uint32(cnt))
 	for i := 0; i < cnt; i++ {
 		st.usable = append(st.usable, uint8(i))
 	}
@@ -366,7 +367,7 @@ func checkSelectEqualsGeneral(t *testing.T, b *frame.Batch) {
 	}
 }
 
-// TestSelectEqualsGeneral: the XOR batch loops (with their straight paths and l3Rare) choose what
+// TestSelectEqualsGeneral: the XOR batch loops (their straight paths and the frames they leave) choose what
 // the general per-frame path does, for every policy, member count and the table: on the random mix
 // of genFrame and on plain IPv4/IPv6 TCP/UDP frames with and without a tag, in band or out of
 // band, with random bytes everywhere else, truncated at random lengths (the header window then

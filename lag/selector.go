@@ -99,19 +99,19 @@ func (s *Selector) roundRobin(st *snapshot, out []uint8) {
 		s.pos, s.left = pos, left
 	default: // random
 		x := s.rnd
-		m := st.mAll
+		mp, ds := st.mpAll, st.dsAll
 		for i := range out {
 			x ^= x << 13
 			x ^= x >> 7
 			x ^= x << 17
-			out[i] = next[fastmod(uint32(x>>32), m, nm)&(MaxMembers-1)]
+			out[i] = next[rem(mp, ds, uint32(x>>32))&(MaxMembers-1)]
 		}
 		s.rnd = x
 	}
 }
 
 // xor is bond_xmit_3ad_xor_slave_get (usable[hash % count]) or, with Config.Table, the bucket
-// table: for every 64 frames, one pass that hashes and chooses (xorBatch), then the general hash
+// table: for every 64 frames, one pass that hashes and chooses (xor64), then the general hash
 // path for the frames it left.
 func (s *Selector) xor(st *snapshot, b *frame.Batch, out []uint8) {
 	pol, mem, fr := s.a.cfg.Policy, b.Mem, b.Frames[:len(out)]

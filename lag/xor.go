@@ -51,9 +51,10 @@ const (
 	v4UDP       = protoUDP << 24
 )
 
-// Header windows, read with one bounds check each. A window may run past the frame's end into its
-// own buffer or ring slot, but only bytes inside the frame decide anything: the loops check the
-// frame's length against what each path reads.
+// Header windows, read with one bounds check each. A window may run past the frame's end into other
+// memory of the arena (its buffer's tailroom, the next frame, an AF_PACKET ring's next block, which
+// the kernel may be writing), but only bytes inside the frame decide anything: the loops check the
+// frame's length against what each path reads before they use a byte.
 const (
 	l3Win    = 66 // Ethernet, one tag, an IPv6 header and the ports word (18 + 40 + 4) rounded up
 	l3MinLen = 38 // untagged IPv4: 14 + 20 + the ports word
@@ -110,13 +111,17 @@ func bucket16(h uint32) uint8 { return uint8(h ^ h>>8) }
 // the remainder in the top byte: two multiplies and two shifts, no 128-bit product, and an index
 // below 256 into u (the usable members, padded) with no bounds check. TestPick checks it.
 func pick(u *[256]uint8, mp, ds uint64, h uint32) uint8 {
-	return u[(mp*uint64(h))>>26*ds>>56]
+	return u[rem(mp, ds, h)]
 }
+
+// rem is h % count by pick's direct computation, with (mp, ds) = pickConsts(count): below 64.
+func rem(mp, ds uint64, h uint32) uint64 { return (mp * uint64(h)) >> 26 * ds >> 56 }
 
 // pickHalf is pick(u, mp, ds, g >> 1) (layer3+4's final shift) without the shift: with d = count,
 // floor(g/2) mod d = floor((g mod 2d) / 2), so it is the direct remainder by 2d <= 128 (a 39-bit
 // fraction: F = 39 >= 32 + 7; its constant ceil(2^39 / 2d) is pick's c, kept as mh = c << 25 =
-// mp >> 1; ds = d << 18 = 2d << 17 stays) looked up in uh[k] = u[k >> 1]. TestPick checks it.
+// mp >> 1, both 0 for one member, where every uh[k] is u[0]; ds = d << 18 = 2d << 17 stays) looked
+// up in uh[k] = u[k >> 1]. TestPick checks it.
 func pickHalf(uh *[256]uint8, mh, ds uint64, g uint32) uint8 {
 	return uh[(mh*uint64(g))>>25*ds>>56]
 }
