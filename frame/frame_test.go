@@ -332,30 +332,6 @@ func TestZeroAllocs(t *testing.T) {
 	_ = sink
 }
 
-// TestChecksumOKFastPath: the 20-byte fast path agrees with the generic sum on random headers, with
-// and without a correct checksum.
-func TestChecksumOKFastPath(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 9))
-	h := make([]byte, 24)
-	for i := 0; i < 50000; i++ {
-		for j := range h {
-			h[j] = byte(r.Uint32())
-		}
-		h[0] = 0x45
-		if i%2 == 0 {
-			IPv4(h).SetChecksum()
-		}
-		if i%7 == 0 {
-			clear(h[1:10]) // sparse words: exercise 0x0000/0xffff corner cases
-			IPv4(h).SetChecksum()
-		}
-		want := Checksum(h[:20]) == 0
-		if got := IPv4(h).ChecksumOK(); got != want {
-			t.Fatalf("% x: fast path %v, generic %v", h[:20], got, want)
-		}
-	}
-}
-
 func TestClearMeta(t *testing.T) {
 	f := Frame{Off: 1, Buf: 2, Len: 3, Head: 4, Tail: 5, Flags: 6, TPID: 7, TCI: 8, Port: 9, Out: 10, L3: 11, Meta: 12}
 	f.ClearMeta()

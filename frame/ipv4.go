@@ -92,7 +92,7 @@ func (ip IPv4) DstAddr() netip.Addr { return netip.AddrFrom4([4]byte(ip[16:20]))
 func (ip IPv4) Payload() []byte { return ip[ip.HeaderLen():] }
 
 // ChecksumOK verifies the header checksum. The common header (20 bytes, no options) is checked
-// inline; others take a call.
+// without a further call; headers with options take one.
 func (ip IPv4) ChecksumOK() bool {
 	if len(ip) < IPv4MinLen || ip[0] != 0x45 {
 		return ip.checksumOKSlow()

@@ -214,8 +214,9 @@ func pushCompact(b *frame.Batch, i int, t Tag) int {
 }
 
 // PopBatch removes the outermost tag of every tagged frame of b (as Pop does: an out-of-band tag
-// costs no byte move; runts are padded to 60 bytes when they have the tailroom). Untagged frames and
-// frames that end inside their tag are left as they are. It returns how many tags it removed.
+// costs no byte move; runts are padded to 60 bytes when they have the tailroom). Untagged frames,
+// frames that end inside their tag and frames whose headroom would pass 65535 bytes (Pop's
+// ErrHeadroomRange) are left as they are. It returns how many tags it removed.
 func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 	fr := b.Frames
 	if p.n != 0 {

@@ -159,7 +159,7 @@ type Counters struct {
 // Drops counts frames Classify dropped, by reason.
 type Drops struct {
 	UnknownVLAN uint64 // tag (or untagged frame) with no interface on that port: Linux's PACKET_OTHERHOST
-	Malformed   uint64 // frame ends inside its Ethernet header or a tag
+	Malformed   uint64 // frame ends inside its Ethernet header or a tag, or a tag cannot be removed (ErrHeadroomRange)
 }
 
 // Worker classifies and tags frames for one goroutine. Its counters are plain per-frame increments
@@ -441,7 +441,7 @@ func (w *Worker) lookup(pt *portTable, f *frame.Frame, d []byte) (id1 uint16, l2
 // moves and no MAC byte is copied, so tagged and untagged egress cost the same. An out-of-band tag
 // belonged to the old header and is discarded. A frame left shorter than 60 bytes is padded when it
 // has the tailroom. It returns the port to send on; on error (ErrRange for an unknown interface,
-// ErrTruncated, ErrNoHeadroom) the frame is unchanged and the caller drops it.
+// ErrTruncated, ErrNoHeadroom, ErrHeadroomRange) the frame is unchanged and the caller drops it.
 func (w *Worker) Encap(b *frame.Batch, i int, dst, src frame.MAC) (port uint16, err error) {
 	f := &b.Frames[i]
 	id := int(f.Out)
@@ -464,7 +464,9 @@ func (w *Worker) Encap(b *frame.Batch, i int, dst, src frame.MAC) (port uint16, 
 			return 0, ErrNoHeadroom
 		}
 	case delta < 0:
-		f.PullHead(-delta)
+		if !f.PullHead(-delta) { // old <= Len: only the headroom can overflow; nothing changed
+			return 0, ErrHeadroomRange
+		}
 	}
 	eg.writeHeader(b.Mem[f.Off:f.Off+uint32(nl)], dst, src, etype)
 	f.L3 = uint16(nl)

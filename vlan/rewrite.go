@@ -67,8 +67,9 @@ func (rw *Rewrite) Header() []byte { return append([]byte(nil), rw.hdr[rewriteMa
 // frame's start moves by the difference in header length. An out-of-band tag belonged to the old
 // header and is discarded. A frame left shorter than 60 bytes is padded when it has the tailroom.
 //
-// On error (ErrRange for a zero Rewrite, ErrTruncated when L3 lies beyond the frame, ErrNoHeadroom)
-// the frame is unchanged and the caller drops it.
+// On error (ErrRange for a zero Rewrite, ErrTruncated when L3 lies beyond the frame, ErrNoHeadroom,
+// ErrHeadroomRange when a shorter header would leave more than 65535 bytes of headroom) the frame is
+// unchanged and the caller drops it.
 //
 // Apply writes rewriteMax bytes ending at the network header when the frame owns that many bytes in
 // front of it (the bytes before the new header are headroom), else exactly the header.
@@ -87,7 +88,7 @@ func (w *Worker) Apply(b *frame.Batch, i int, rw *Rewrite) error {
 	ln := int(f.Len) - old + n // the new length
 	// The common case. A new length of 60 or more implies old <= Len (n is at most 22).
 	if rw.ok && old >= frame.EtherLen && front >= rewriteMax && l3 <= len(b.Mem) &&
-		uint(ln-frame.MinEthernetLen) <= 0xffff-frame.MinEthernetLen {
+		uint(ln-frame.MinEthernetLen) <= 0xffff-frame.MinEthernetLen && front-n <= 0xffff {
 		*(*[rewriteMax]byte)(b.Mem[l3-rewriteMax : l3]) = rw.hdr
 		f.Off = uint32(l3 - n)
 		f.Len, f.Head = uint16(ln), uint16(front-n)
@@ -107,6 +108,8 @@ func (w *Worker) Apply(b *frame.Batch, i int, rw *Rewrite) error {
 		return ErrTruncated
 	case front < n || ln > 0xffff:
 		return ErrNoHeadroom
+	case front-n > 0xffff:
+		return ErrHeadroomRange
 	case front >= rewriteMax:
 		*(*[rewriteMax]byte)(b.Mem[l3-rewriteMax : l3]) = rw.hdr
 	default: // exactly the header, as three 8-byte copies (no call: Apply stays a leaf)

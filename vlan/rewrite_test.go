@@ -127,3 +127,38 @@ func TestApplyZeroAllocs(t *testing.T) {
 		t.Fatalf("%v allocs", a)
 	}
 }
+
+// TestHeadroomRange: a QinQ frame whose headroom is near 65535 bytes, given an untagged header (8
+// bytes shorter), would need a headroom the descriptor cannot hold: Apply and Encap refuse it with
+// ErrHeadroomRange and leave the frame as it was (Encap used to write the new header at the old
+// offset and return no error; Apply wrapped the headroom).
+func TestHeadroomRange(t *testing.T) {
+	d := NewDemux(2, Parser{})
+	d.Add(Interface{ID: 0, Port: 1})
+	d.Add(Interface{ID: 1, Port: 0, Outer: S(100), Inner: C(10)})
+	rw, err := d.Rewrite(0, frame.MAC{2, 0, 0, 0, 0, 9}, frame.MAC{2, 0, 0, 0, 0, 1}, frame.TypeIPv4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.NewWorker()
+	for _, api := range []string{"Apply", "Encap"} {
+		const head = 0xfffa
+		mem := make([]byte, head+200)
+		b := &frame.Batch{Mem: mem, Frames: []frame.Frame{{Off: head, Len: 110, Head: head, Tail: 90, L3: 22}}}
+		hdr := mem[head:]
+		copy(hdr[12:], []byte{0x88, 0xa8, 0x00, 0x64, 0x81, 0x00, 0x00, 0x0a, 0x08, 0x00, 0x45})
+		before, orig := b.Frames[0], append([]byte(nil), mem...)
+		switch api {
+		case "Apply":
+			err = w.Apply(b, 0, &rw)
+		case "Encap":
+			_, err = w.Encap(b, 0, frame.MAC{2, 0, 0, 0, 0, 9}, frame.MAC{2, 0, 0, 0, 0, 1})
+		}
+		if !errors.Is(err, ErrHeadroomRange) {
+			t.Errorf("%s: %v, want ErrHeadroomRange", api, err)
+		}
+		if b.Frames[0] != before || !bytes.Equal(mem, orig) {
+			t.Errorf("%s changed the frame: %+v", api, b.Frames[0])
+		}
+	}
+}

@@ -32,12 +32,15 @@ const (
 
 // Sentinel errors.
 var (
-	ErrTruncated   = errors.New("vlan: truncated frame")
-	ErrNotTagged   = errors.New("vlan: frame not tagged")
-	ErrNoHeadroom  = errors.New("vlan: not enough headroom to push a tag")
-	ErrReservedVID = errors.New("vlan: VID out of range (1-4094)")
-	ErrExists      = errors.New("vlan: interface key already mapped")
-	ErrRange       = errors.New("vlan: port or interface out of range")
+	ErrTruncated  = errors.New("vlan: truncated frame")
+	ErrNotTagged  = errors.New("vlan: frame not tagged")
+	ErrNoHeadroom = errors.New("vlan: not enough headroom to push a tag")
+	// ErrHeadroomRange: removing header bytes would leave more than 65535 bytes of headroom, more
+	// than a frame descriptor holds (frame.Frame.Head); the frame is left unchanged.
+	ErrHeadroomRange = errors.New("vlan: headroom would exceed 65535 bytes")
+	ErrReservedVID   = errors.New("vlan: VID out of range (1-4094)")
+	ErrExists        = errors.New("vlan: interface key already mapped")
+	ErrRange         = errors.New("vlan: port or interface out of range")
 )
 
 // TCI is a tag control information field: PCP[15:13] DEI[12] VID[11:0].
@@ -307,8 +310,8 @@ func Reinsert(b *frame.Batch, i int) error {
 // costs no byte move), else the one in the bytes, whose 12 MAC bytes move 4 toward the payload. A
 // frame left shorter than 60 bytes is zero-padded to 60 when it has the tailroom (Linux pads on
 // transmit; doing it here keeps the frame valid on the wire). It returns ErrNotTagged for an
-// untagged frame, ErrTruncated for one that ends inside the tag and ErrNoHeadroom, changing nothing,
-// for a descriptor whose headroom would pass 65535 bytes.
+// untagged frame, ErrTruncated for one that ends inside the tag and ErrHeadroomRange, changing
+// nothing, for a descriptor whose headroom would pass 65535 bytes.
 func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) {
 	f := &b.Frames[i]
 	// The common case as popRun does it: standard TPIDs, no out-of-band tag, at least 64 bytes
@@ -352,7 +355,7 @@ func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
 		return Tag{}, ErrTruncated
 	}
 	if int(f.Head)+HeaderLen > 0xffff { // the headroom would not fit the descriptor: change nothing
-		return Tag{}, ErrNoHeadroom
+		return Tag{}, ErrHeadroomRange
 	}
 	t := Tag{tp, TCI(binary.BigEndian.Uint16(d[14:16]))}
 	lo := binary.LittleEndian.Uint64(d[0:8])
