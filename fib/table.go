@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // NoRoute is the next-hop value LookupBatch writes for an address that no prefix covers (and the value
@@ -56,6 +57,10 @@ const (
 	rootShift = 36 - dpBits - 6  // shift of the first node level in the 36-bit padded key (uint64(a)<<4)
 	nodeBytes = 24               // unsafe.Sizeof(node{})
 )
+
+// nodeBytes must stay the size of a node (Stats and the compaction accounting count with it).
+var _ [nodeBytes - unsafe.Sizeof(node{})]struct{}
+var _ [unsafe.Sizeof(node{}) - nodeBytes]struct{}
 
 // node is one poptrie internal node: 64 entries (one 6-bit stride). Bit v of vec[sideChild] is set when
 // entry v is an internal node; those children are stored contiguously from base[sideChild] in the order of
