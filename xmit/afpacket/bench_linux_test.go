@@ -89,12 +89,21 @@ func BenchmarkSend(b *testing.B) {
 	}
 }
 
-func pinThread(b *testing.B, cpu int) {
+// pinThread locks the goroutine to its thread and the thread to one CPU; the returned func restores
+// the thread's affinity and unlocks it, so no pinned thread goes back to the scheduler.
+func pinThread(b *testing.B, cpu int) (unpin func()) {
 	runtime.LockOSThread()
-	var set unix.CPUSet
+	var old, set unix.CPUSet
+	haveOld := unix.SchedGetaffinity(0, &old) == nil
 	set.Set(cpu % runtime.NumCPU())
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		b.Logf("pin to CPU %d: %v", cpu, err)
+	}
+	return func() {
+		if haveOld {
+			unix.SchedSetaffinity(0, &old)
+		}
+		runtime.UnlockOSThread()
 	}
 }
 
@@ -108,8 +117,7 @@ func benchSend(b *testing.B, l *link, cfg *Config, size int) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pinThread(b, 1)
-		defer runtime.UnlockOSThread()
+		defer pinThread(b, 1)()
 		batch := frame.NewBatch(64)
 		for !stop.Load() {
 			n, err := rx.Recv(batch)
@@ -126,7 +134,7 @@ func benchSend(b *testing.B, l *link, cfg *Config, size int) {
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()
 
-	pinThread(b, 0)
+	defer pinThread(b, 0)()
 	sb := frame.NewBatch(64)
 	send := func(frames int) {
 		for off := 0; off < frames; off += 64 {
@@ -187,8 +195,7 @@ func benchRecvGeometry(b *testing.B, l *link, cfg *Config) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pinThread(b, 1)
-		defer runtime.UnlockOSThread()
+		defer pinThread(b, 1)()
 		sb := frame.NewBatch(64)
 		for !stop.Load() {
 			n, _ := pool.Alloc(sb, 64)
@@ -199,8 +206,7 @@ func benchRecvGeometry(b *testing.B, l *link, cfg *Config) {
 		}
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()
-	pinThread(b, 0)
-	defer runtime.UnlockOSThread()
+	defer pinThread(b, 0)()
 	batch := frame.NewBatch(64)
 	var sink byte
 	waits := 0

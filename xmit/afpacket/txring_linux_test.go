@@ -98,6 +98,9 @@ func TestTxRingFull(t *testing.T) {
 	if got := recvFrames(t, b, len(tx), 2*time.Second); len(got) != len(tx) {
 		t.Fatalf("QdiscBypass: received %d of %d", len(got), len(tx))
 	}
+	if pool.InUse() != 0 {
+		t.Fatalf("QdiscBypass: %d frames not released", pool.InUse())
+	}
 }
 
 // TestTxRingTooBig sends frames that do not fit a slot or the MTU among frames that do: the first
