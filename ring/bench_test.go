@@ -11,10 +11,8 @@ import (
 )
 
 // benchCap is the capacity, in items, of every queue in BenchmarkRing, unless a sub-benchmark
-// names another (cap=N): queueCap is the one the running sub-benchmark uses.
+// names another (cap=N).
 const benchCap = 1024
-
-var queueCap = benchCap
 
 type item = uint64
 
@@ -51,7 +49,7 @@ func reportCPU(b *testing.B, items int, cpu0 time.Duration) {
 func BenchmarkRing(b *testing.B) {
 	impls := []struct {
 		name string
-		run  func(b *testing.B, producers int, cfg *ring.Config) uint64
+		run  func(b *testing.B, producers, capacity int, cfg *ring.Config) uint64
 	}{
 		{"ring-burst32", benchRingBurst},
 		{"ring-single", benchRingSingle},
@@ -62,25 +60,18 @@ func BenchmarkRing(b *testing.B) {
 		for _, p := range []int{1, 2} {
 			b.Run(fmt.Sprintf("impl=%s/producers=%d", impl.name, p), func(b *testing.B) {
 				b.ReportAllocs()
-				sum := impl.run(b, p, nil)
-				if want := uint64(b.N) * uint64(b.N-1) / 2; sum != want {
-					b.Fatalf("checksum %d, want %d", sum, want)
-				}
+				checkSum(b, impl.run(b, p, benchCap, nil))
 			})
 		}
 	}
 	// The same two contenders with 8x the capacity (8192 items: the ring 8192 or 2 x 4096, the
 	// channel 256 batches of 32): fewer park/wake round trips per item on both sides.
-	queueCap = 8 * benchCap
-	defer func() { queueCap = benchCap }()
+	const bigCap = 8 * benchCap
 	for _, impl := range []int{0, 2} { // ring-burst32, chan-batch32
 		for _, p := range []int{1, 2} {
-			b.Run(fmt.Sprintf("impl=%s/producers=%d/cap=%d", impls[impl].name, p, queueCap), func(b *testing.B) {
+			b.Run(fmt.Sprintf("impl=%s/producers=%d/cap=%d", impls[impl].name, p, bigCap), func(b *testing.B) {
 				b.ReportAllocs()
-				sum := impls[impl].run(b, p, nil)
-				if want := uint64(b.N) * uint64(b.N-1) / 2; sum != want {
-					b.Fatalf("checksum %d, want %d", sum, want)
-				}
+				checkSum(b, impls[impl].run(b, p, bigCap, nil))
 			})
 		}
 	}
@@ -93,23 +84,30 @@ func BenchmarkRingSpin(b *testing.B) {
 		for _, spin := range []int{0, 16, 64, 256, 4096} {
 			b.Run(fmt.Sprintf("producers=%d/spin=%d", p, spin), func(b *testing.B) {
 				b.ReportAllocs()
-				benchRingBurst(b, p, &ring.Config{Spin: spin})
+				benchRingBurst(b, p, benchCap, &ring.Config{Spin: spin})
 			})
 		}
 	}
 }
 
+// checkSum fails b unless sum is 0+1+...+(b.N-1), what the consumer must have summed.
+func checkSum(b *testing.B, sum uint64) {
+	if want := uint64(b.N) * uint64(b.N-1) / 2; sum != want {
+		b.Fatalf("checksum %d, want %d", sum, want)
+	}
+}
+
 // ringPair builds an SPSC (1 producer) or a FanIn and returns the producers'
 // rings and the consumer's dequeue calls.
-func ringPair(b *testing.B, producers int, cfg *ring.Config) (prods []*ring.SPSC[item], deq func([]item) int, wait func(context.Context, []item) (int, error)) {
+func ringPair(b *testing.B, producers, capacity int, cfg *ring.Config) (prods []*ring.SPSC[item], deq func([]item) int, wait func(context.Context, []item) (int, error)) {
 	if producers == 1 {
-		r, err := ring.New[item](queueCap, cfg)
+		r, err := ring.New[item](capacity, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return []*ring.SPSC[item]{r}, r.DequeueBurst, r.DequeueBurstWait
 	}
-	f, err := ring.NewFanIn[item](producers, queueCap/producers, cfg)
+	f, err := ring.NewFanIn[item](producers, capacity/producers, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,8 +120,8 @@ func ringPair(b *testing.B, producers int, cfg *ring.Config) (prods []*ring.SPSC
 // Producer p sends the values p, p+np, p+2np, ... below b.N, so that the
 // consumer's sum is 0+1+...+(b.N-1) whatever the interleaving.
 
-func benchRingBurst(b *testing.B, producers int, cfg *ring.Config) uint64 {
-	prods, _, wait := ringPair(b, producers, cfg)
+func benchRingBurst(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {
+	prods, _, wait := ringPair(b, producers, capacity, cfg)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -165,8 +163,8 @@ func benchRingBurst(b *testing.B, producers int, cfg *ring.Config) uint64 {
 	return sum
 }
 
-func benchRingSingle(b *testing.B, producers int, cfg *ring.Config) uint64 {
-	prods, deq, wait := ringPair(b, producers, cfg)
+func benchRingSingle(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {
+	prods, deq, wait := ringPair(b, producers, capacity, cfg)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -218,8 +216,8 @@ type batch struct {
 	v [32]item
 }
 
-func benchChanBatch(b *testing.B, producers int, _ *ring.Config) uint64 {
-	nb := queueCap / 32
+func benchChanBatch(b *testing.B, producers, capacity int, _ *ring.Config) uint64 {
+	nb := capacity / 32
 	full := make(chan *batch, nb)
 	free := make(chan *batch, nb+2*producers)
 	for range cap(free) {
@@ -261,8 +259,8 @@ func benchChanBatch(b *testing.B, producers int, _ *ring.Config) uint64 {
 	return sum
 }
 
-func benchChan(b *testing.B, producers int, _ *ring.Config) uint64 {
-	ch := make(chan item, queueCap)
+func benchChan(b *testing.B, producers, capacity int, _ *ring.Config) uint64 {
+	ch := make(chan item, capacity)
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
