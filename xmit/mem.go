@@ -159,11 +159,11 @@ func (p *MemPort) Send(b *frame.Batch) (int, error) {
 		if f.Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) != nil {
 			continue
 		}
-		if l := int(f.Len); l > maxLen || l < frame.EtherLen {
+		l := int(f.Len)
+		if l > maxLen || l < frame.EtherLen {
 			continue
-		} else {
-			bytes += l
 		}
+		bytes += l
 		if k != i { // after a drop only: keep the dropped frame behind the kept ones
 			fr[k], fr[i] = fr[i], fr[k]
 		}
