@@ -10,10 +10,11 @@ import (
 )
 
 // SendTraffic sends n frames of the trunk examples' traffic on p, in batches of 50 from pool:
-// upstream, 802.1Q frames from the hosts of VLANs 1..20 to 198.18.0.0 + k (frame k; inside 198.18.0.0/15 for up to 131,072 frames) addressed to the router's
-// trunk MAC; downstream, untagged frames from the gateway to the hosts 10.0.vlan.x addressed to the
-// router's uplink MAC. It is what the examples' real-interface tests push through a router, and
-// CheckUpstream and CheckDownstream judge what comes out. It returns how many frames p queued.
+// upstream, 802.1Q frames from the hosts of VLANs 1..20 to 198.18.0.0 + k (frame k: inside
+// 198.18.0.0/15 for up to 131,072 frames) addressed to the router's trunk MAC; downstream, untagged
+// frames from the gateway to the hosts 10.0.vlan.x addressed to the router's uplink MAC. It is what
+// the examples' real-interface tests push through a router, and CheckUpstream and CheckDownstream
+// judge what comes out. It returns how many frames p queued.
 func SendTraffic(p xmit.Port, pool *frame.Pool, routerMAC frame.MAC, upstream bool, n int) (int, error) {
 	b := frame.NewBatch(50)
 	queued := 0
