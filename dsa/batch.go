@@ -2,6 +2,7 @@ package dsa
 
 import (
 	"encoding/binary"
+	"errors"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -29,6 +30,10 @@ import (
 
 var le = binary.LittleEndian
 
+// errShortResults is the panic of a batch codec given fewer Infos or Reasons than frames: a
+// programming error, not a property of the bytes.
+var errShortResults = errors.New("dsa: DecodeBatch/EncodeBatch: ins and rs must hold one entry per frame")
+
 // slowDecode runs the per-frame decoder on the frames the fast loop left (rs[i] == reasonSlow)
 // and returns the total number decoded; ok is the number the fast loop decoded.
 //
@@ -50,6 +55,9 @@ func (c *codec) slowDecode(mem []byte, fr []frame.Frame, ins []Info, rs []Reason
 
 // decodeBatch is decode over every frame of fr, with the format chosen once per batch.
 func (c *codec) decodeBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) int {
+	if len(ins) < len(fr) || len(rs) < len(fr) {
+		panic(errShortResults)
+	}
 	clear(rs[:len(fr)]) // the loops mark only the frames they leave
 	switch c.kind {
 	case kNone:
@@ -112,9 +120,12 @@ const (
 )
 
 // walk returns the base pointers of fr, ins and rs and the byte offset just past fr's last frame.
-// ins and rs must hold len(fr) entries (it panics otherwise, as ins[:len(fr)] would).
+// ins and rs must hold len(fr) entries: it panics otherwise (a short slice with room in its
+// capacity would otherwise have results written past its length, unseen by the caller).
 func walk(fr []frame.Frame, ins []Info, rs []Reason) (fb, ib, rb unsafe.Pointer, end uintptr) {
-	_, _ = ins[:len(fr)], rs[:len(fr)]
+	if len(ins) < len(fr) || len(rs) < len(fr) {
+		panic(errShortResults)
+	}
 	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(ins)),
 		unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
 }
@@ -551,6 +562,9 @@ func linkLocalLE(w uint64) bool { return w&0xf0ffffffffff == 0xc28001 }
 // encodeBatch is encode over every frame of fr toward d, with d validated and the format chosen
 // once per batch; the tag each format writes is built here, once.
 func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) int {
+	if len(rs) < len(fr) {
+		panic(errShortResults)
+	}
 	rs = rs[:len(fr)]
 	bad := c.checkDest(d)
 	if bad != ReasonNone || c.kind == kNone || c.kind > kTrailer {
@@ -668,7 +682,9 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 
 // frames is walk without Infos.
 func frames(fr []frame.Frame, rs []Reason) (fb, rb unsafe.Pointer, end uintptr) {
-	_ = rs[:len(fr)]
+	if len(rs) < len(fr) {
+		panic(errShortResults)
+	}
 	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
 }
 

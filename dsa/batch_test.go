@@ -176,3 +176,35 @@ func TestBatchMatchesPerFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchShortResults: fewer Infos or Reasons than frames is a programming error the batch
+// codecs report with a panic, even when the short slices have the capacity (they used to write the
+// results past the slices' lengths, unseen by the caller).
+func TestBatchShortResults(t *testing.T) {
+	tg, err := ByName("edsa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 8})
+	b := frame.NewBatch(4)
+	pool.Alloc(b, 4)
+	defer b.Free()
+	ins, rs := make([]Info, 8), make([]Reason, 8)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"DecodeBatch, ins", func() { tg.DecodeBatch(b, ins[:1], rs) }},
+		{"DecodeBatch, rs", func() { tg.DecodeBatch(b, ins, rs[:1]) }},
+		{"EncodeBatch, rs", func() { tg.EncodeBatch(b, To(1), rs[:0]) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic with a short slice", c.name)
+				}
+			}()
+			c.f()
+		}()
+	}
+}

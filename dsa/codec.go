@@ -119,7 +119,7 @@ func (c *codec) Decode(b *frame.Batch, i int, in *Info) error {
 		r = decQCA(mem, f, in)
 	case kMTK:
 		r = decMTK(mem, f, in)
-	case kKSZ8795:
+	case kKSZ8795, kHellcreek:
 		r = decKSZ8795(mem, f, in)
 	case kKSZ9477, kKSZ9893, kLAN937x:
 		r = decKSZ9477(mem, f, in)
@@ -135,8 +135,6 @@ func (c *codec) Decode(b *frame.Batch, i int, in *Info) error {
 		r = decAR9331(mem, f, in)
 	case kGSWIP:
 		r = decGSWIP(mem, f, in)
-	case kHellcreek:
-		r = decHellcreek(mem, f, in)
 	case kLAN9303:
 		r = decLAN9303(mem, f, in)
 	case kTrailer:
@@ -172,7 +170,7 @@ func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 		r = decQCA(mem, f, in)
 	case kMTK:
 		r = decMTK(mem, f, in)
-	case kKSZ8795:
+	case kKSZ8795, kHellcreek:
 		r = decKSZ8795(mem, f, in)
 	case kKSZ9477, kKSZ9893, kLAN937x:
 		r = decKSZ9477(mem, f, in)
@@ -188,8 +186,6 @@ func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 		r = decAR9331(mem, f, in)
 	case kGSWIP:
 		r = decGSWIP(mem, f, in)
-	case kHellcreek:
-		r = decHellcreek(mem, f, in)
 	case kLAN9303:
 		r = decLAN9303(mem, f, in)
 	case kTrailer:

@@ -8,15 +8,19 @@ import (
 
 // The per-format decoders behind Decode, and behind DecodeBatch and Conduit.Recv for the frames
 // their fast loops (batch.go) leave to the general code. Each reads the tag at its place in frame
-// f's bytes with the same info function as the format's parser (so Parse and Decode agree by
-// construction; the fuzz targets check it), then strips the tag in place. On failure f and its
+// f's bytes, most with the same info function as the format's parser; mtk, ksz8795/hellcreek, gswip
+// and the common Marvell tags fill the Info themselves (the fuzz targets and the vector tests hold
+// Parse and Decode to the same answer), then strips the tag in place. On failure f and its
 // bytes are unchanged. One bounds check for the frame's bytes, word loads for the tag, and for a
 // tag after the source MAC two word loads and two stores to move the MAC addresses (no memmove).
 
 // stripSA removes the n tag bytes that follow the source MAC of f, whose bytes are p: the 12 MAC
 // bytes move n bytes toward the end and the frame starts n bytes later. The caller checked that p
 // holds 12+n bytes and that the headroom can take n more.
-func stripSA(p []byte, f *frame.Frame, n int) {
+func stripSA(p []byte, f *frame.Frame, n int) Reason {
+	if headFull(f, n) {
+		return ReasonTruncated
+	}
 	_ = p[n+11]
 	lo := binary.LittleEndian.Uint64(p[0:8])
 	hi := binary.LittleEndian.Uint32(p[8:12])
@@ -25,19 +29,28 @@ func stripSA(p []byte, f *frame.Frame, n int) {
 	f.Off += uint32(n)
 	f.Head += uint16(n)
 	f.Len -= uint16(n)
+	return ReasonNone
 }
 
 // pullFront removes n bytes (a tag in front of the DA) from the front of f.
-func pullFront(f *frame.Frame, n int) {
+func pullFront(f *frame.Frame, n int) Reason {
+	if headFull(f, n) {
+		return ReasonTruncated
+	}
 	f.Off += uint32(n)
 	f.Head += uint16(n)
 	f.Len -= uint16(n)
+	return ReasonNone
 }
 
 // trimTail removes n bytes (a tail tag) from the end of f.
-func trimTail(f *frame.Frame, n int) {
+func trimTail(f *frame.Frame, n int) Reason {
+	if tailFull(f, n) {
+		return ReasonTruncated
+	}
 	f.Len -= uint16(n)
 	f.Tail += uint16(n)
+	return ReasonNone
 }
 
 // headFull reports that f's headroom cannot grow by n bytes (a descriptor limit, never reached by
@@ -71,7 +84,7 @@ func decMarvell(p []byte, f *frame.Frame, in *Info, extra int) Reason {
 		n -= 4
 	}
 	if n > 0 {
-		stripSA(p, f, n)
+		_ = stripSA(p, f, n) // cannot fail: headFull was checked for the whole tag above
 	}
 	if fl&InfoTrapped != 0 {
 		f.Flags |= frame.FlagTrapped
@@ -151,11 +164,7 @@ func decBrcm(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := brcmInfo(be32(p[12:16]), in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 4) {
-		return ReasonTruncated
-	}
-	stripSA(p, f, 4)
-	return ReasonNone
+	return stripSA(p, f, 4)
 }
 
 func decBrcmPrepend(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -166,11 +175,7 @@ func decBrcmPrepend(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := brcmInfo(be32(p[0:4]), in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 4) {
-		return ReasonTruncated
-	}
-	pullFront(f, 4)
-	return ReasonNone
+	return pullFront(f, 4)
 }
 
 func decQCA(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -181,11 +186,7 @@ func decQCA(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := qcaInfo(be16(p[12:14]), in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 2) {
-		return ReasonTruncated
-	}
-	stripSA(p, f, 2)
-	return ReasonNone
+	return stripSA(p, f, 2)
 }
 
 func decMTK(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -193,26 +194,19 @@ func decMTK(mem []byte, f *frame.Frame, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	if headFull(f, 4) {
-		return ReasonTruncated
-	}
 	*in = Info{TagLen: 4, Port: uint16(p[13] & 7)}
-	stripSA(p, f, 4)
-	return ReasonNone
+	return stripSA(p, f, 4)
 }
 
+// decKSZ8795 is ksz8795 and hellcreek: one tail byte, port[1:0].
 func decKSZ8795(mem []byte, f *frame.Frame, in *Info) Reason {
 	p := f.Data(mem)
 	n := len(p)
 	if n < minFrame+1 {
 		return ReasonTruncated
 	}
-	if tailFull(f, 1) {
-		return ReasonTruncated
-	}
 	*in = Info{TagLen: 1, Port: uint16(p[n-1] & 3)}
-	trimTail(f, 1)
-	return ReasonNone
+	return trimTail(f, 1)
 }
 
 // decKSZ9477 is ksz9477, ksz9893 and lan937x: one tail byte, or five with a timestamp.
@@ -222,11 +216,7 @@ func decKSZ9477(mem []byte, f *frame.Frame, in *Info) Reason {
 		return r
 	}
 	n := int(in.TagLen)
-	if tailFull(f, n) {
-		return ReasonTruncated
-	}
-	trimTail(f, n)
-	return ReasonNone
+	return trimTail(f, n)
 }
 
 func decRTL4A(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -237,11 +227,7 @@ func decRTL4A(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := rtl4aInfo(be32(p[12:16]), in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 4) {
-		return ReasonTruncated
-	}
-	stripSA(p, f, 4)
-	return ReasonNone
+	return stripSA(p, f, 4)
 }
 
 func decRTL84(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -252,10 +238,9 @@ func decRTL84(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := rtl84Info(be32(p[12:16]), p[19], in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 8) {
-		return ReasonTruncated
+	if r := stripSA(p, f, 8); r != ReasonNone {
+		return r
 	}
-	stripSA(p, f, 8)
 	if in.Flags&InfoTrapped != 0 {
 		f.Flags |= frame.FlagTrapped
 	}
@@ -271,10 +256,9 @@ func decRTL84T(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := rtl84Info(be32(p[n-8:n-4]), p[n-1], in); r != ReasonNone {
 		return r
 	}
-	if tailFull(f, 8) {
-		return ReasonTruncated
+	if r := trimTail(f, 8); r != ReasonNone {
+		return r
 	}
-	trimTail(f, 8)
 	if in.Flags&InfoTrapped != 0 {
 		f.Flags |= frame.FlagTrapped
 	}
@@ -289,11 +273,7 @@ func dec8021Q(mem []byte, f *frame.Frame, in *Info, tpid uint16) Reason {
 	if r := q8021Info(be32(p[12:16]), tpid, in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 4) {
-		return ReasonTruncated
-	}
-	stripSA(p, f, 4)
-	return ReasonNone
+	return stripSA(p, f, 4)
 }
 
 func decAR9331(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -304,11 +284,7 @@ func decAR9331(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := ar9331Info(binary.LittleEndian.Uint16(p[0:2]), in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 2) {
-		return ReasonTruncated
-	}
-	pullFront(f, 2)
-	return ReasonNone
+	return pullFront(f, 2)
 }
 
 func decGSWIP(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -316,26 +292,8 @@ func decGSWIP(mem []byte, f *frame.Frame, in *Info) Reason {
 	if len(p) < minFrame+8 {
 		return ReasonTruncated
 	}
-	if headFull(f, 8) {
-		return ReasonTruncated
-	}
 	*in = Info{TagLen: 8, Port: uint16(p[7]>>4) & 7}
-	pullFront(f, 8)
-	return ReasonNone
-}
-
-func decHellcreek(mem []byte, f *frame.Frame, in *Info) Reason {
-	p := f.Data(mem)
-	n := len(p)
-	if n < minFrame+1 {
-		return ReasonTruncated
-	}
-	if tailFull(f, 1) {
-		return ReasonTruncated
-	}
-	*in = Info{TagLen: 1, Port: uint16(p[n-1] & 3)}
-	trimTail(f, 1)
-	return ReasonNone
+	return pullFront(f, 8)
 }
 
 func decLAN9303(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -346,10 +304,9 @@ func decLAN9303(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := lan9303Info(be32(p[12:16]), in); r != ReasonNone {
 		return r
 	}
-	if headFull(f, 4) {
-		return ReasonTruncated
+	if r := stripSA(p, f, 4); r != ReasonNone {
+		return r
 	}
-	stripSA(p, f, 4)
 	if in.Flags&InfoTrapped != 0 {
 		f.Flags |= frame.FlagTrapped
 	}
@@ -365,11 +322,7 @@ func decTrailer(mem []byte, f *frame.Frame, in *Info) Reason {
 	if r := trailerInfo(be32(p[n-4:n]), in); r != ReasonNone {
 		return r
 	}
-	if tailFull(f, 4) {
-		return ReasonTruncated
-	}
-	trimTail(f, 4)
-	return ReasonNone
+	return trimTail(f, 4)
 }
 
 // mvTxWord is the FROM_CPU (or FORWARD) tag for an untagged frame toward d, which passed checkDest.

@@ -229,7 +229,7 @@ type Spec struct {
 // frame. DecodeBatch decodes every frame of b in place as Decode does, storing frame i's Info in
 // ins[i] and its outcome in rs[i] (ReasonNone: decoded; otherwise the frame is unchanged);
 // EncodeBatch tags every frame toward d (validated once), storing each outcome in rs[i]. ins and
-// rs must hold at least b.Len() entries. Both return the number of frames that succeeded; frames
+// rs must hold at least b.Len() entries (they panic otherwise). Both return the number of frames that succeeded; frames
 // stay where they are (filtering the failures out is the caller's choice, as Conduit.Recv does).
 type Tagger interface {
 	Name() string
