@@ -225,12 +225,12 @@ type Spec struct {
 // with narrow stores and the caller reads the ones it needs, so no wide copy of freshly written
 // bytes stalls on store forwarding (as vlan.Parse does with its *Header).
 //
-// DecodeBatch and EncodeBatch are the batch forms: the format is chosen once per batch, not per
-// frame. DecodeBatch decodes every frame of b in place as Decode does, storing frame i's Info in
-// ins[i] and its outcome in rs[i] (ReasonNone: decoded; otherwise the frame is unchanged);
-// EncodeBatch tags every frame toward d (validated once), storing each outcome in rs[i]. ins and
-// rs must hold at least b.Len() entries (they panic otherwise). Both return the number of frames that succeeded; frames
-// stay where they are (filtering the failures out is the caller's choice, as Conduit.Recv does).
+// DecodeBatch and EncodeBatch are the batch forms: the format is chosen once per batch, not per frame.
+// DecodeBatch decodes every frame of b in place as Decode does, storing frame i's Info in ins[i] and
+// its outcome in rs[i] (ReasonNone: decoded; otherwise the frame is unchanged); EncodeBatch tags every
+// frame toward d (validated once), storing each outcome in rs[i]. ins and rs must hold at least
+// b.Len() entries (they panic otherwise). Both return the number of frames that succeeded; frames stay
+// where they are (filtering the failures out is the caller's choice, as Conduit.Recv does).
 type Tagger interface {
 	Name() string
 	Spec() Spec
