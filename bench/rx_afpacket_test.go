@@ -50,4 +50,27 @@ func (g *gpAFPacket) RecvFor(d time.Duration) (uint64, error) {
 	}
 }
 
+func (g *gpAFPacket) Drain(want uint64, timeout time.Duration) (uint64, error) {
+	var frames uint64
+	var end time.Time
+	for frames < want {
+		data, _, err := g.h.ZeroCopyReadPacketData()
+		if err != nil {
+			if errors.Is(err, afpacket.ErrTimeout) || errors.Is(err, afpacket.ErrPoll) {
+				if end.IsZero() {
+					end = time.Now().Add(timeout)
+				}
+				if time.Now().After(end) {
+					return frames, nil
+				}
+				continue
+			}
+			return frames, err
+		}
+		g.sink ^= data[0]
+		frames++
+	}
+	return frames, nil
+}
+
 func (g *gpAFPacket) Close() error { g.h.Close(); return nil }

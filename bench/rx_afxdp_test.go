@@ -77,6 +77,42 @@ func (w *wsAFXDP) RecvFor(d time.Duration) (uint64, error) {
 	}
 }
 
+func (w *wsAFXDP) Drain(want uint64, timeout time.Duration) (uint64, error) {
+	var frames uint64
+	b := w.b
+	if want == 0 { // settle: one receive on the ring, expected empty, which refills the fill ring
+		n, err := w.p.Recv(b)
+		b.Free()
+		return uint64(n), err
+	}
+	var end time.Time
+	for frames < want {
+		n, err := w.p.Recv(b)
+		if err != nil {
+			return frames, err
+		}
+		if n == 0 {
+			if end.IsZero() {
+				end = time.Now().Add(timeout)
+			}
+			left := time.Until(end)
+			if left <= 0 {
+				return frames, nil
+			}
+			if err := w.p.Wait(int64(left)); err != nil {
+				return frames, err
+			}
+			continue
+		}
+		for i := range b.Frames {
+			w.sink ^= b.Mem[b.Frames[i].Off]
+		}
+		frames += uint64(n)
+		b.Free()
+	}
+	return frames, nil
+}
+
 func (w *wsAFXDP) Close() error { return w.p.Close() }
 
 type asavieRx struct {
@@ -157,6 +193,45 @@ func (a *asavieRx) RecvFor(d time.Duration) (uint64, error) {
 			return frames, nil
 		}
 	}
+}
+
+// Drain refills the fill ring and reads batches as RecvFor does, polling only when the RX ring is
+// empty.
+func (a *asavieRx) Drain(want uint64, timeout time.Duration) (uint64, error) {
+	var frames uint64
+	var end time.Time
+	xsk := a.xsk
+	if want == 0 { // settle: refill the fill ring
+		if n := xsk.NumFreeFillSlots(); n > 0 {
+			xsk.Fill(xsk.GetDescs(n))
+		}
+		return uint64(xsk.NumReceived()), nil
+	}
+	for frames < want {
+		if n := xsk.NumFreeFillSlots(); n > 0 {
+			xsk.Fill(xsk.GetDescs(n))
+		}
+		k := xsk.NumReceived()
+		if k == 0 {
+			if end.IsZero() {
+				end = time.Now().Add(timeout)
+			}
+			left := time.Until(end)
+			if left <= 0 {
+				return frames, nil
+			}
+			if _, _, err := xsk.Poll(int(left/time.Millisecond) + 1); err != nil {
+				return frames, err
+			}
+			continue
+		}
+		descs := xsk.Receive(min(k, xdpBatch))
+		for _, dd := range descs {
+			a.sink ^= xsk.GetFrame(dd)[0]
+		}
+		frames += uint64(len(descs))
+	}
+	return frames, nil
 }
 
 func (a *asavieRx) Close() error {

@@ -85,6 +85,42 @@ func (w *wsAFPacket) RecvFor(d time.Duration) (uint64, error) {
 	}
 }
 
+func (w *wsAFPacket) Drain(want uint64, timeout time.Duration) (uint64, error) {
+	var frames uint64
+	b := w.b
+	if want == 0 { // settle: one receive on the ring, expected empty
+		n, err := w.p.Recv(b)
+		b.Free()
+		return uint64(n), err
+	}
+	var end time.Time
+	for frames < want {
+		n, err := w.p.Recv(b)
+		if err != nil {
+			return frames, err
+		}
+		if n == 0 {
+			if end.IsZero() {
+				end = time.Now().Add(timeout)
+			}
+			left := time.Until(end)
+			if left <= 0 {
+				return frames, nil
+			}
+			if err := w.p.Wait(int64(left)); err != nil {
+				return frames, err
+			}
+			continue
+		}
+		for i := range b.Frames {
+			w.sink ^= b.Mem[b.Frames[i].Off]
+		}
+		frames += uint64(n)
+		b.Free()
+	}
+	return frames, nil
+}
+
 func (w *wsAFPacket) Close() error { return w.p.Close() }
 
 func threadCPU() time.Duration {

@@ -125,6 +125,43 @@ func (s *Sender) run() {
 	}
 }
 
+// SendN sends exactly n frames from the calling goroutine, on a thread pinned to the configured CPU
+// for the duration of the call (its affinity is restored before it returns), and returns when the
+// kernel has accepted them all. It is the fill phase of a drain benchmark: it must not run while the
+// sending goroutine of Start does. Frames the kernel accepts count in Sent.
+func (s *Sender) SendN(n uint64) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if s.cfg.CPU >= 0 {
+		var old, set unix.CPUSet
+		if unix.SchedGetaffinity(0, &old) == nil {
+			set.Set(s.cfg.CPU)
+			if unix.SchedSetaffinity(0, &set) == nil {
+				defer unix.SchedSetaffinity(0, &old)
+			}
+		}
+	}
+	fails := 0
+	for n > 0 {
+		vlen := min(uint64(len(s.msgs)), n)
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&s.msgs[0])),
+			uintptr(vlen), 0, 0, 0)
+		if e != 0 {
+			s.errs.Add(1)
+			if fails++; fails > 1000 {
+				return fmt.Errorf("sender: sendmmsg: %w", e)
+			}
+			runtime.Gosched()
+			continue
+		}
+		fails = 0
+		s.sent.Add(uint64(r))
+		n -= uint64(r)
+	}
+	runtime.KeepAlive(s.frames)
+	return nil
+}
+
 // CPU is the sending thread's CPU time (user and system, the kernel's transmit path included), known
 // after Stop.
 func (s *Sender) CPU() time.Duration { return time.Duration(s.cpuNs.Load()) }
