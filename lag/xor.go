@@ -3,6 +3,7 @@ package lag
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -55,6 +56,8 @@ const (
 // memory of the arena (its buffer's tailroom, the next frame, an AF_PACKET ring's next block, which
 // the kernel may be writing), but only bytes inside the frame decide anything: the loops check the
 // frame's length against what each path reads before they use a byte.
+const frameSize = unsafe.Sizeof(frame.Frame{})
+
 const (
 	l3Win    = 66 // Ethernet, one tag, an IPv6 header and the ports word (18 + 40 + 4) rounded up
 	l3MinLen = 38 // untagged IPv4: 14 + 20 + the ports word
@@ -296,40 +299,55 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 	return rare
 }
 
-// The L3 loops spell out both paths in each loop: as a call, the second path would make the
-// compiler spill the loop's registers on the straight path too.
+// The L3 loops spell out every path in each loop (a call, or a shared helper too large to inline,
+// would make the compiler spill the loop's registers on the straight path too). They walk the
+// descriptors and out by pointer, counting down (&fr[i] as fb + p with p = 32*i, out[i] as ob + i:
+// one add and one decrement per frame instead of the copy and shift of an index), and check the
+// header window once against lim = len(mem) - l3Win, so the compiler drops its own bounds checks.
+// The second path tells the tagged and IPv6 frames apart by their own checks, each reading its
+// fields at constant offsets.
 
 // xorL34 is layer3+4 and encap3+4: fold(ports ^ src ^ dst) >> 1.
 func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = uh[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
+	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
+		p -= frameSize
+		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
 			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ binary.LittleEndian.Uint32(w[34:38])
-				out[i] = pickHalf(uh, mh, ds, ipFold(h))
+				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
 			} else {
 				rare |= 1 << (i & 63)
 			}
 		} else {
-			et := binary.LittleEndian.Uint16(w[12:14])
-			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-			}
-			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
-				out[i] = pickHalf(uh, mh, ds, ipFold(h))
-			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
-				out[i] = pickHalf(uh, mh, ds, ipFold(h))
-			} else {
-				rare |= 1 << (i & 63)
-			}
+			rare |= 1 << (i & 63)
 		}
 	}
 	return rare
@@ -338,70 +356,91 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
+	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
+		p -= frameSize
+		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
 			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ binary.LittleEndian.Uint32(w[34:38])
-				out[i] = t[bucket34(h)]
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
 			} else {
 				rare |= 1 << (i & 63)
 			}
 		} else {
-			et := binary.LittleEndian.Uint16(w[12:14])
-			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-			}
-			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
-				out[i] = t[bucket34(h)]
-			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
-				out[i] = t[bucket34(h)]
-			} else {
-				rare |= 1 << (i & 63)
-			}
+			rare |= 1 << (i & 63)
 		}
 	}
 	return rare
 }
 
 // xorL23 is layer2+3 and encap2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the
-// EtherType behind the tag (fold is linear: the EtherType's part is a constant per path).
+// EtherType behind the tag. On the straight path the 2-byte load at 11 is src[5] | 0x08<<8, that
+// is src[5] ^ the EtherType 0x0800 (byte 12 is 0x08 there).
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
+	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
+		p -= frameSize
+		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
 			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ macLow((*[12]byte)(w[:12]))
-				out[i] = pick(u, mp, ds, ipFold(h)^ipFold(ethIPv4))
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
 			} else {
 				rare |= 1 << (i & 63)
 			}
 		} else {
-			et := binary.LittleEndian.Uint16(w[12:14])
-			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-			}
-			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
-				out[i] = pick(u, mp, ds, ipFold(h))
-			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv6
-				out[i] = pick(u, mp, ds, ipFold(h))
-			} else {
-				rare |= 1 << (i & 63)
-			}
+			rare |= 1 << (i & 63)
 		}
 	}
 	return rare
@@ -410,33 +449,43 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
+	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
+		p -= frameSize
+		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
 			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
-				out[i] = t[bucket23(h)]
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
 			} else {
 				rare |= 1 << (i & 63)
 			}
 		} else {
-			et := binary.LittleEndian.Uint16(w[12:14])
-			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-			}
-			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
-				out[i] = t[bucket23(h)]
-			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv6
-				out[i] = t[bucket23(h)]
-			} else {
-				rare |= 1 << (i & 63)
-			}
+			rare |= 1 << (i & 63)
 		}
 	}
 	return rare
