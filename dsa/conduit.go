@@ -115,8 +115,8 @@ func NewConduit(cfg Config) (*Conduit, error) {
 		scratch: make([]frame.Frame, 0, scratchCap),
 		ins:     make([]Info, scratchCap), rs: make([]Reason, scratchCap),
 	}
-	if cd, ok := cfg.Tagger.(*codec); ok {
-		c.c = cd
+	if bt, ok := cfg.Tagger.(builtin); ok {
+		c.c = bt.base()
 	}
 	for u := 0; u < n; u++ {
 		c.outSw[u], c.outPort[u] = uint8(u/cfg.Ports), uint8(u%cfg.Ports)

@@ -246,7 +246,7 @@ type Tagger interface {
 func ByName(name string) (Tagger, error) {
 	for i := range codecs {
 		if codecs[i].spec.Name == name {
-			return &codecs[i], nil
+			return taggers[i], nil
 		}
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknown, name)

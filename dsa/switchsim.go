@@ -22,6 +22,7 @@ import (
 // use by any number of goroutines (each working on its own batches).
 type SwitchSide struct {
 	c *codec
+	t Tagger
 	// TxTimestamp: the switch expects the 4-byte PTP timestamp field in front of the tail tag
 	// of every frame from the CPU (Microchip ksz9477 and lan937x with hardware timestamping
 	// on, i.e. the conduit sends with DestTimestamp). Ignored by other formats.
@@ -30,15 +31,15 @@ type SwitchSide struct {
 
 // NewSwitchSide returns the switch side of t, which must be one of the built-in taggers (ByName).
 func NewSwitchSide(t Tagger) (*SwitchSide, error) {
-	c, ok := t.(*codec)
+	bt, ok := t.(builtin)
 	if !ok {
 		return nil, fmt.Errorf("dsa: no switch side for tagger %T: %w", t, ErrUnknown)
 	}
-	return &SwitchSide{c: c}, nil
+	return &SwitchSide{c: bt.base(), t: t}, nil
 }
 
 // Tagger is the format this is the switch side of.
-func (s *SwitchSide) Tagger() Tagger { return s.c }
+func (s *SwitchSide) Tagger() Tagger { return s.t }
 
 // Encode tags frame i as the switch sends it to the CPU, so that the tagger's Decode reports in:
 // in.Port and in.Switch are the source; InfoTrapped and in.Code select a trap or reason code
