@@ -2,6 +2,7 @@ package dsa
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -455,6 +456,14 @@ func (t *tNone) Encode(b *frame.Batch, i int, d Dest) error {
 	return t.encodeSlow(b, i, d)
 }
 
+// mvTag is mvTxWord for a single port (ports != 0), from the fields (a Dest handed to an inlined
+// function is copied through memory), without branches: cmd FROM_CPU (1) or FORWARD (3) in bits
+// 31-30, the switch in 28-24, the port in 23-19, VID 0 or 4095 (bridged).
+func mvTag(ports PortMask, sw uint8, fl DestFlags) uint32 {
+	return 1<<30 | uint32(fl&DestForward)<<31 | uint32(sw)<<24 | uint32(bits.TrailingZeros32(uint32(ports)))<<19 |
+		-uint32(fl>>1&1)&mvVIDBridged
+}
+
 // Encode: an untagged frame (no 802.1Q tag in its bytes or out of band): the MAC addresses move 4
 // bytes toward the head and the FROM_CPU (FORWARD) tag takes their place.
 func (t *tDSA) Encode(b *frame.Batch, i int, d Dest) error {
@@ -464,7 +473,7 @@ func (t *tDSA) Encode(b *frame.Batch, i int, d Dest) error {
 		q := b.Mem[o-4 : o+14 : o+14]
 		if le.Uint16(q[16:18]) != 0x0081 {
 			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-			be.PutUint32(q[12:16], mvTxWord(d))
+			be.PutUint32(q[12:16], mvTag(d.Ports, d.Switch, d.Flags))
 			push(f, lh, 4)
 			return nil
 		}
@@ -480,7 +489,7 @@ func (t *tEDSA) Encode(b *frame.Batch, i int, d Dest) error {
 		q := b.Mem[o-8 : o+14 : o+14]
 		if le.Uint16(q[20:22]) != 0x0081 {
 			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-			le.PutUint64(q[12:20], uint64(bswap32(mvTxWord(d)))<<32|0xdada)
+			le.PutUint64(q[12:20], uint64(bswap32(mvTag(d.Ports, d.Switch, d.Flags)))<<32|0xdada)
 			push(f, lh, 8)
 			return nil
 		}
@@ -490,8 +499,8 @@ func (t *tEDSA) Encode(b *frame.Batch, i int, d Dest) error {
 
 // brcmTag is the brcm ingress tag's little-endian image: b0 = opcode 1 <<5 | TC<<2, b1 = 0, b2.0 =
 // port 8, b3 = ports 7-0.
-func brcmTag(d Dest) uint32 {
-	return uint32(1<<5|(d.Prio&7)<<2) | uint32(d.Ports>>8&1)<<16 | uint32(d.Ports&0xff)<<24
+func brcmTag(ports PortMask, prio uint8) uint32 {
+	return uint32(1<<5|(prio&7)<<2) | uint32(ports>>8&1)<<16 | uint32(ports&0xff)<<24
 }
 
 // Encode pads to 64 bytes (a frame of 60-63 bytes takes one 4-byte zero store into its tailroom,
@@ -509,7 +518,7 @@ func (t *tBrcm) Encode(b *frame.Batch, i int, d Dest) error {
 		}
 		q := mem[o-4 : o+12 : o+12]
 		*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-		le.PutUint32(q[12:16], brcmTag(d))
+		le.PutUint32(q[12:16], brcmTag(d.Ports, d.Prio))
 		push(f, lh, 4)
 		return nil
 	}
@@ -528,7 +537,7 @@ func (t *tBrcmPrepend) Encode(b *frame.Batch, i int, d Dest) error {
 			f.Tail = tl - (64 - l)
 			lh += uint32(64 - l)
 		}
-		le.PutUint32(mem[o-4:o:o], brcmTag(d))
+		le.PutUint32(mem[o-4:o:o], brcmTag(d.Ports, d.Prio))
 		push(f, lh, 4)
 		return nil
 	}
@@ -668,8 +677,8 @@ func (t *tRTL4A) Encode(b *frame.Batch, i int, d Dest) error {
 
 // rtl84Tag is the rtl8_4 tag's little-endian image: 0x8899, 0x0400 (protocol 4, reason 0), 0x0020
 // (LEARN_DIS), ALLOW 0 | mask[10:0].
-func rtl84Tag(d Dest) uint64 {
-	return uint64(0x0004_9988) | uint64(0x2000)<<32 | uint64(bswap16(uint16(d.Ports)))<<48
+func rtl84Tag(ports PortMask) uint64 {
+	return uint64(0x0004_9988) | uint64(0x2000)<<32 | uint64(bswap16(uint16(ports)))<<48
 }
 
 // Encode inserts the 8-byte tag after the source MAC.
@@ -678,7 +687,7 @@ func (t *tRTL84) Encode(b *frame.Batch, i int, d Dest) error {
 	if o, lh := int64(f.Off), lenHead(f); some(d.Ports, 0x7ff) && pushOK(lh, 8, minFrame) && o >= 8 && o <= int64(len(b.Mem))-12 {
 		q := b.Mem[o-8 : o+12 : o+12]
 		*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-		le.PutUint64(q[12:20], rtl84Tag(d))
+		le.PutUint64(q[12:20], rtl84Tag(d.Ports))
 		push(f, lh, 8)
 		return nil
 	}
@@ -689,7 +698,7 @@ func (t *tRTL84) Encode(b *frame.Batch, i int, d Dest) error {
 func (t *tRTL84T) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
 	if e, l := int64(f.Off)+int64(f.Len), f.Len; some(d.Ports, 0x7ff) && appendOK(l, f.Tail, 8) && e <= int64(len(b.Mem))-8 {
-		le.PutUint64(b.Mem[e:e+8:e+8], rtl84Tag(d))
+		le.PutUint64(b.Mem[e:e+8:e+8], rtl84Tag(d.Ports))
 		f.Len += 8
 		f.Tail -= 8
 		return nil
@@ -703,7 +712,7 @@ func (t *t8021Q) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
 	if o, lh := int64(f.Off), lenHead(f); one(d.Ports, 0xffff) && d.Switch <= 7 && d.Bridge == 0 && pushOK(lh, 4, minFrame) &&
 		o >= 4 && o <= int64(len(b.Mem))-12 {
-		tci := uint32(d.Prio&7)<<13 | q8021RSV | uint32(d.Switch)<<6 | uint32(d.Ports.First())
+		tci := uint32(d.Prio&7)<<13 | q8021RSV | uint32(d.Switch)<<6 | uint32(bits.TrailingZeros32(uint32(d.Ports)))
 		sa4(b.Mem, f, o, lh, uint32(t.tpid)<<16|tci)
 		return nil
 	}
@@ -714,7 +723,7 @@ func (t *t8021Q) Encode(b *frame.Batch, i int, d Dest) error {
 func (t *tAR9331) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
 	if o, lh := int64(f.Off), lenHead(f); one(d.Ports, 0xffff) && pushOK(lh, 2, minFrame) && o >= 2 && o <= int64(len(b.Mem)) {
-		le.PutUint16(b.Mem[o-2:o:o], uint16(1<<14|1<<6|3<<4|d.Ports.First()))
+		le.PutUint16(b.Mem[o-2:o:o], uint16(1<<14|1<<6|3<<4|bits.TrailingZeros32(uint32(d.Ports))))
 		push(f, lh, 2)
 		return nil
 	}
@@ -738,7 +747,7 @@ func (t *tLAN9303) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
 	if o, lh := int64(f.Off), lenHead(f); one(d.Ports, 7) && d.Flags&DestBridged == 0 && pushOK(lh, 4, minFrame) &&
 		o >= 4 && o <= int64(len(b.Mem))-12 {
-		sa4(b.Mem, f, o, lh, uint32(frame.TypeVLAN)<<16|1<<4|uint32(d.Ports.First()))
+		sa4(b.Mem, f, o, lh, uint32(frame.TypeVLAN)<<16|1<<4|uint32(bits.TrailingZeros32(uint32(d.Ports))))
 		return nil
 	}
 	return t.encodeSlow(b, i, d)
