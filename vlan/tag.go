@@ -148,7 +148,18 @@ func (p *Parser) isExtra(t uint16) bool {
 // Parse fills a caller-owned Header rather than returning one because Go copies a returned struct
 // through the stack with wide loads after narrow stores, a store-forwarding stall that costs more
 // than the parse itself.
+//
+// Parse is inlined into its caller, and so is its common case (standard TPIDs, an untagged or
+// 802.1Q frame of at least 22 bytes: parseStd); every other frame takes a call (see inline.go).
 func (p *Parser) Parse(b []byte, h *Header) error {
+	return parseVia(p.n, p, b, h, parseStd, (*Parser).parse)
+}
+
+// Parse is Parser.Parse with the standard TPIDs (0x8100, 0x88a8).
+func Parse(b []byte, h *Header) error { return parseVia(0, &std, b, h, parseStd, (*Parser).parse) }
+
+// parse is Parse's general path: any parser, any frame. It is a leaf function (no stack frame).
+func (p *Parser) parse(b []byte, h *Header) error {
 	if len(b) >= EthLen+HeaderLen && p.n == 0 {
 		// Standard TPIDs and room for two tags: as parseRun does it for a batch (see there).
 		d := (*[EthLen + HeaderLen]byte)(b)
@@ -208,10 +219,8 @@ func (p *Parser) Parse(b []byte, h *Header) error {
 	return nil
 }
 
+// std is the Parser of the package-level functions (standard TPIDs only); it is never changed.
 var std Parser
-
-// Parse is Parser.Parse with the standard TPIDs (0x8100, 0x88a8).
-func Parse(b []byte, h *Header) error { return std.Parse(b, h) }
 
 // Outer returns the outermost tag of frame i of b: the out-of-band one if the I/O layer stripped it
 // (frame.FlagVLAN), else the one in the bytes. ok is false for an untagged frame.
@@ -239,22 +248,7 @@ func (p *Parser) Outer(b *frame.Batch, i int) (t Tag, ok bool) {
 // to the front and the payload stays where it is. A frame whose outer tag is out of band
 // (frame.FlagVLAN) has that tag put back first, so the order of tags is kept.
 func Push(b *frame.Batch, i int, t Tag) error {
-	f := &b.Frames[i]
-	// The common case as pushRun does it: no out-of-band tag, 12 <= Len <= 65531, Head >= 4 and
-	// the 16 bytes from Off-4 inside the arena.
-	s := int64(f.Off) - HeaderLen
-	lh := uint32(f.Len) | uint32(f.Head)<<16
-	if f.Flags&frame.FlagVLAN == 0 && uint16(lh)-macLen <= 0xffff-HeaderLen-macLen && lh >= HeaderLen<<16 &&
-		s >= 0 && s <= int64(len(b.Mem))-(macLen+HeaderLen) {
-		d := b.Mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
-		copy(d[0:macLen], d[HeaderLen:macLen+HeaderLen])
-		d[12], d[13], d[14], d[15] = byte(t.TPID>>8), byte(t.TPID), byte(t.TCI>>8), byte(t.TCI)
-		f.Off = uint32(s)
-		lh = lh + HeaderLen - HeaderLen<<16
-		f.Len, f.Head = uint16(lh), uint16(lh>>16)
-		return nil
-	}
-	return pushGeneral(b, i, t)
+	return pushVia(b, i, t, pushStd, pushGeneral)
 }
 
 // pushGeneral is Push's general path.
@@ -313,25 +307,7 @@ func Reinsert(b *frame.Batch, i int) error {
 // untagged frame, ErrTruncated for one that ends inside the tag and ErrHeadroomRange, changing
 // nothing, for a descriptor whose headroom would pass 65535 bytes.
 func (p *Parser) Pop(b *frame.Batch, i int) (Tag, error) {
-	f := &b.Frames[i]
-	// The common case as popRun does it: standard TPIDs, no out-of-band tag, at least 64 bytes
-	// (no padding), headroom that stays below 65536, the header inside the arena.
-	o := int64(f.Off)
-	lh := uint32(f.Len) | uint32(f.Head)<<16
-	if p.n == 0 && f.Flags&frame.FlagVLAN == 0 && uint16(lh) >= frame.MinEthernetLen+HeaderLen &&
-		lh <= (0xffff-HeaderLen)<<16|0xffff && o >= 0 && o <= int64(len(b.Mem))-EthLen {
-		d := b.Mem[o : o+EthLen : o+EthLen]
-		x := le32(d[12], d[13], d[14], d[15])
-		if t := uint16(x); t != wireQ && t != wireAD {
-			return Tag{}, ErrNotTagged
-		}
-		copy(d[HeaderLen:EthLen-2], d[0:macLen])
-		f.Off = uint32(o + HeaderLen)
-		lh = lh - HeaderLen + HeaderLen<<16
-		f.Len, f.Head = uint16(lh), uint16(lh>>16)
-		return wireTag(x), nil
-	}
-	return p.pop(b, i, true)
+	return popVia(p.n, p, b, i, popStd, (*Parser).popPad)
 }
 
 func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
@@ -370,21 +346,14 @@ func (p *Parser) pop(b *frame.Batch, i int, pad bool) (Tag, error) {
 }
 
 // Pop is Parser.Pop with the standard TPIDs.
-func Pop(b *frame.Batch, i int) (Tag, error) { return std.Pop(b, i) }
+func Pop(b *frame.Batch, i int) (Tag, error) { return popVia(0, &std, b, i, popStd, (*Parser).popPad) }
+
+// popPad is Pop's general path: pop with padding.
+func (p *Parser) popPad(b *frame.Batch, i int) (Tag, error) { return p.pop(b, i, true) }
 
 // SetTCI rewrites the outermost tag's TCI in place (PCP, DEI and VID), out of band or in the bytes.
 func (p *Parser) SetTCI(b *frame.Batch, i int, tci TCI) error {
-	f := &b.Frames[i]
-	o := int64(f.Off)
-	if p.n == 0 && f.Flags&frame.FlagVLAN == 0 && f.Len >= EthLen && o >= 0 && o <= int64(len(b.Mem))-EthLen {
-		d := b.Mem[o : o+EthLen : o+EthLen]
-		if t := uint16(d[12]) | uint16(d[13])<<8; t != wireQ && t != wireAD {
-			return ErrNotTagged
-		}
-		d[14], d[15] = byte(tci>>8), byte(tci)
-		return nil
-	}
-	return p.setTCI(b, i, tci)
+	return setTCIVia(p.n, p, b, i, tci, setTCIStd, (*Parser).setTCI)
 }
 
 // setTCI is SetTCI's general path.
@@ -406,4 +375,6 @@ func (p *Parser) setTCI(b *frame.Batch, i int, tci TCI) error {
 }
 
 // SetTCI is Parser.SetTCI with the standard TPIDs.
-func SetTCI(b *frame.Batch, i int, tci TCI) error { return std.SetTCI(b, i, tci) }
+func SetTCI(b *frame.Batch, i int, tci TCI) error {
+	return setTCIVia(0, &std, b, i, tci, setTCIStd, (*Parser).setTCI)
+}
