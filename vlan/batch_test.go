@@ -410,4 +410,5 @@ func checkEdges(t *testing.T, what string, src func() chooser) {
 	}
 	same("push", a, b)
 	same("push general", a, c)
+	checkFast(t, what, src)
 }

@@ -1,0 +1,172 @@
+package vlan
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/frame"
+)
+
+// checkFast holds the inlined fast functions (parseStd, pushStd, popStd, setTCIStd) to the general
+// paths on edgeBatches: batch a goes through the package-level functions, batch b through the fast
+// function directly (which must change nothing, descriptor or byte, when it declines a frame) and
+// then the general path for the frames it declined, batch c through the general paths only. The
+// three must agree frame by frame, result by result and byte for byte. Parse is also held to the
+// naive reference.
+func checkFast(t *testing.T, what string, src func() chooser) {
+	t.Helper()
+	same := func(op string, x, y *frame.Batch) {
+		t.Helper()
+		for i := range x.Frames {
+			if x.Frames[i] != y.Frames[i] {
+				t.Fatalf("%s %s: frame %d\n %+v\n %+v", what, op, i, x.Frames[i], y.Frames[i])
+			}
+		}
+		if !bytes.Equal(x.Mem, y.Mem) {
+			t.Fatalf("%s %s: arenas differ", what, op)
+		}
+	}
+	// window returns the bytes a fast function may touch for frame f (from 4 bytes before Off to
+	// 22 after), clipped to the arena, as a copy.
+	window := func(x *frame.Batch, f frame.Frame) []byte {
+		lo, hi := max(int(f.Off)-HeaderLen, 0), min(int(f.Off)+EthLen+HeaderLen, len(x.Mem))
+		return append([]byte(nil), x.Mem[lo:hi]...)
+	}
+	declined := func(op string, x *frame.Batch, i int, f0 frame.Frame, w0 []byte) {
+		t.Helper()
+		if x.Frames[i] != f0 || !bytes.Equal(window(x, f0), w0) {
+			t.Fatalf("%s %s: fast function declined frame %d %+v but changed it to %+v", what, op, i, f0, x.Frames[i])
+		}
+	}
+	stdTPIDs := []uint16{TPID8021Q, TPID8021AD}
+
+	a, b, c := edgeBatches(src())
+	for i := range a.Frames {
+		var ha, hb, hc Header
+		erra := Parse(a.Bytes(i), &ha)
+		hb = Header{EtherType: 0xdead, N: -1, Len: -1} // what a declining parseStd must leave
+		var errb error
+		if !parseStd(b.Bytes(i), &hb) {
+			if hb != (Header{EtherType: 0xdead, N: -1, Len: -1}) {
+				t.Fatalf("%s: parseStd declined frame %d but wrote %+v", what, i, hb)
+			}
+			errb = std.parse(b.Bytes(i), &hb)
+		}
+		errc := std.parse(c.Bytes(i), &hc)
+		hn, errn := naiveParse(stdTPIDs, c.Bytes(i))
+		if ha != hb || ha != hc || ha != hn || erra != errb || erra != errc || erra != errn {
+			t.Fatalf("%s frame %d: Parse %+v %v, fast %+v %v, general %+v %v, reference %+v %v", what, i, ha, erra, hb, errb, hc, errc, hn, errn)
+		}
+	}
+
+	for i := range a.Frames {
+		erra := SetTCI(a, i, 0x5678)
+		errb := error(nil)
+		if f0, w0 := b.Frames[i], window(b, b.Frames[i]); !setTCIStd(b, i, 0x5678) {
+			declined("settci", b, i, f0, w0)
+			errb = std.setTCI(b, i, 0x5678)
+		}
+		errc := std.setTCI(c, i, 0x5678)
+		if erra != errb || erra != errc {
+			t.Fatalf("%s frame %d: SetTCI %v, fast %v, general %v", what, i, erra, errb, errc)
+		}
+	}
+	same("settci fast", a, b)
+	same("settci general", a, c)
+
+	for i := range a.Frames {
+		ta, erra := Pop(a, i)
+		f0, w0 := b.Frames[i], window(b, b.Frames[i])
+		tb, okb := popStd(0, b, i)
+		errb := error(nil)
+		if !okb {
+			declined("pop", b, i, f0, w0)
+			tb, errb = std.popPad(b, i)
+		}
+		if _, ok := popStd(1, c, i); ok { // a parser with extra TPIDs never takes the fast path
+			t.Fatalf("%s frame %d: popStd with n=1 popped", what, i)
+		}
+		tc, errc := std.pop(c, i, true)
+		if ta != tb || ta != tc || erra != errb || erra != errc {
+			t.Fatalf("%s frame %d: Pop %v %v, fast %v %v, general %v %v", what, i, ta, erra, tb, errb, tc, errc)
+		}
+	}
+	same("pop fast", a, b)
+	same("pop general", a, c)
+
+	tag := Tag{TPID8021Q, 0x2345}
+	for i := range a.Frames {
+		erra := Push(a, i, tag)
+		errb := error(nil)
+		if f0, w0 := b.Frames[i], window(b, b.Frames[i]); !pushStd(b, i, tag) {
+			declined("push", b, i, f0, w0)
+			errb = pushGeneral(b, i, tag)
+		}
+		errc := pushGeneral(c, i, tag)
+		if erra != errb || erra != errc {
+			t.Fatalf("%s frame %d: Push %v, fast %v, general %v", what, i, erra, errb, errc)
+		}
+	}
+	same("push fast", a, b)
+	same("push general", a, c)
+}
+
+// TestFastPathsTaken: the fast functions do take the common frames (untagged and 802.1Q parse,
+// push, pop of a 64-byte frame, TCI rewrite), so the tests above compare something.
+func TestFastPathsTaken(t *testing.T) {
+	p := newPool(t)
+	fb := load(t, p, gpFrame(t, nil, 46), gpFrame(t, []Tag{C(10)}, 46))
+	var h Header
+	if !parseStd(fb.Bytes(0), &h) || h.N != 0 || !parseStd(fb.Bytes(1), &h) || h.N != 1 || h.Outer != C(10) {
+		t.Fatalf("parseStd declined a common frame: %+v", h)
+	}
+	if !setTCIStd(fb, 1, 7) || setTCIStd(fb, 0, 7) {
+		t.Fatal("setTCIStd")
+	}
+	if !pushStd(fb, 0, C(5)) {
+		t.Fatal("pushStd declined an untagged 64-byte frame with headroom")
+	}
+	if tg, ok := popStd(0, fb, 0); !ok || tg != C(5) {
+		t.Fatalf("popStd: %v %v", tg, ok)
+	}
+	if tg, ok := popStd(0, fb, 1); !ok || tg != (Tag{TPID8021Q, 7}) {
+		t.Fatalf("popStd: %v %v", tg, ok)
+	}
+}
+
+// TestFastMatchesGeneralRandom: checkFast on many random edge batches (TestBatchEqualsPerFrameEdges
+// and FuzzBatch run it too).
+func TestFastMatchesGeneralRandom(t *testing.T) {
+	for seed := uint64(1000); seed < 1200; seed++ {
+		checkFast(t, fmt.Sprintf("seed %d", seed), func() chooser { return rand.New(rand.NewPCG(seed, 11)) })
+	}
+}
+
+// TestInlined: the per-frame functions and their fast paths are inlined into a caller (here the
+// benchmarks), which is what their speed rests on. It asks the compiler (go build -gcflags=-m), so
+// it needs the go command; it is skipped in -short mode and where go is not found.
+func TestInlined(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the package with -gcflags=-m")
+	}
+	gobin := runtime.GOROOT() + "/bin/go"
+	if _, err := os.Stat(gobin); err != nil {
+		t.Skip("no go command:", err)
+	}
+	out, err := exec.Command(gobin, "test", "-c", "-o", os.DevNull, "-gcflags=-m", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	for _, fn := range []string{"Parse", "parseVia", "parseStd", "Push", "pushVia", "pushStd", "pushCheck", "pushMove",
+		"Pop", "popVia", "popStd", "popCheck", "popMove", "SetTCI", "setTCIVia", "setTCIStd"} {
+		if !regexp.MustCompile(`bench_test\.go:\d+:\d+: inlining call to ` + fn + `\n`).Match(out) {
+			t.Errorf("%s is not inlined into the benchmarks", fn)
+		}
+	}
+}
