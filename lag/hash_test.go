@@ -190,7 +190,7 @@ func TestHashBatchMatchesBytes(t *testing.T) {
 	b.Free()
 }
 
-// TestPick: pick is usable[h % count] and pickHalf usable[(h >> 1) % count] for every count 1..64, on edge and random hashes, with the
+// TestPick: pick is usable[h % count], pickHalf usable[(h >> 1) % count] and pick8 usable[(h >> 8) % count] for every count 1..64, on edge and random hashes, with the
 // usable members at arbitrary positions (an exhaustive run over every 32-bit h for counts 1..25
 // agreed too; see BENCH.md).
 func TestPick(t *testing.T) {
@@ -208,6 +208,9 @@ func TestPick(t *testing.T) {
 			}
 			if got, want := pick(&st.members, st.mp, st.ds, h), u[h%d]; got != want {
 				t.Fatalf("pick(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, h%d, want)
+			}
+			if got, want := pick8(&st.members, st.m8, st.ds8, h), u[(h>>8)%d]; got != want {
+				t.Fatalf("pick8(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, (h>>8)%d, want)
 			}
 			if got, want := pickHalf(&st.half, st.mh, st.ds, h), u[(h>>1)%d]; got != want {
 				t.Fatalf("pickHalf(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, (h>>1)%d, want)

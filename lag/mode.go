@@ -63,6 +63,7 @@ type snapshot struct {
 	half    [256]uint8 // half[k] = members[k>>1] (pickHalf)
 	mp, ds  uint64     // pick's constants for cnt
 	mh      uint64     // mp >> 1 (pickHalf)
+	m8, ds8 uint64     // mp >> 8, ds >> 8 (pick8)
 	cnt     uint32     // len(usable)
 	mpAll   uint64     // rem's constants for n (round-robin's random choice)
 	dsAll   uint64

@@ -129,6 +129,17 @@ func pickHalf(uh *[256]uint8, mh, ds uint64, g uint32) uint8 {
 	return uh[(mh*uint64(g))>>25*ds>>56]
 }
 
+// pick8 is pick(u, mp, ds, y >> 8) (vlan+srcmac's hash, which arrives as the top 24 bits of a
+// byte-swapped word) without the shift: with D = 256*count, floor(y/256) mod count =
+// floor((y mod D) / 256), and the direct remainder by D <= 2^14 with a 46-bit fraction
+// (F = 46 >= 32 + 14) has the constant ceil(2^46 / D) = ceil(2^38 / count), pick's c: kept as
+// m8 = c << 18 (the fraction in the top 46 bits), then floor((y mod D) / 256) =
+// (fraction * count) >> 46 = ((m8*y) >> 18) * (count << 10) >> 56 (below 2^62: no overflow).
+// TestPick checks it.
+func pick8(u *[256]uint8, m8, ds8 uint64, y uint32) uint8 {
+	return u[(m8*uint64(y))>>18*ds8>>56]
+}
+
 // setPick fills the snapshot's tables and constants for pick and pickHalf from usable.
 func (st *snapshot) setPick() {
 	st.members, st.half = [256]uint8{}, [256]uint8{}
@@ -139,6 +150,7 @@ func (st *snapshot) setPick() {
 	if len(st.usable) > 0 {
 		st.mp, st.ds = pickConsts(uint32(len(st.usable)))
 		st.mh = st.mp >> 1
+		st.m8, st.ds8 = st.mp>>8, st.ds>>8
 	}
 }
 
@@ -176,7 +188,7 @@ func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) 
 		if t != nil {
 			rare = xorSrcMACTable(t, mem, fr, out)
 		} else {
-			rare = xorSrcMAC(st.mp, st.ds, &st.members, mem, fr, out)
+			rare = xorSrcMAC(st.m8, st.ds8, &st.members, mem, fr, out)
 		}
 	default:
 		rare = ^uint64(0) >> (64 - len(fr))
@@ -207,19 +219,53 @@ func l2Type(w *[l2Win]byte, f *frame.Frame) uint32 {
 	return uint32(t)
 }
 
+// l2Tagged is layer2's hash of a frame whose EtherType at 12 is a tag's (et, as loaded
+// little-endian): dst[5] ^ src[5] ^ l2Type.
+func l2Tagged(w *[l2Win]byte, f *frame.Frame, et uint16) uint32 {
+	t := bits.ReverseBytes16(et)
+	if f.Flags&frame.FlagVLAN == 0 && f.Len >= 18 {
+		t = binary.BigEndian.Uint16(w[16:18])
+	}
+	return uint32(w[5]) ^ uint32(w[11]) ^ uint32(t)
+}
+
+// The L2 loops walk the descriptors as the L3 loops do (see there), with the window l2Win.
+
+// l2Plain is layer2's hash of an untagged frame: dst[5] ^ src[5] ^ the EtherType, from the
+// 2-byte load at 11 (src[5] | byte 12 << 8) and bytes 5 and 13.
+func l2Plain(w *[l2Win]byte) uint32 {
+	return uint32(binary.LittleEndian.Uint16(w[11:13])) ^ uint32(w[5]) ^ uint32(w[13])
+}
+
 // xorL2 is layer2: dst[5] ^ src[5] ^ EtherType.
 func xorL2(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
+	if len(mem) < l2Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l2Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else {
-			w := (*[l2Win]byte)(mem[off : off+l2Win])
-			out[i] = pick(u, mp, ds, uint32(w[5])^uint32(w[11])^l2Type(w, f))
+			w := (*[l2Win]byte)(mem[o : o+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); et != vlanLE && et != qinqLE {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Tagged(w, f, et))
+			}
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -227,29 +273,54 @@ func xorL2(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uin
 func xorL2Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
+	if len(mem) < l2Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l2Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else {
-			w := (*[l2Win]byte)(mem[off : off+l2Win])
-			out[i] = t[bucket16(uint32(w[5])^uint32(w[11])^l2Type(w, f))]
+			w := (*[l2Win]byte)(mem[o : o+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); et != vlanLE && et != qinqLE {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Tagged(w, f, et))]
+			}
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
 
-// srcMAC is bond_vlan_srcmac_hash without the TCI: src[0:3] ^ src[3:6] as 24-bit numbers.
-func srcMAC(w *[l2Win]byte) uint32 {
-	x := binary.BigEndian.Uint64(w[4:12]) // dst[4:6], then src
-	return uint32(x^x>>24) & 0xffffff
+// srcMACSwapped is bond_vlan_srcmac_hash without the TCI (src[0:3] ^ src[3:6] as 24-bit
+// big-endian numbers) in the top 24 bits: the byte swap of the XOR of the little-endian words at 6
+// and 9 (a byte swap is linear over XOR); its low byte (src[3] ^ byte 12) is junk that pick8
+// shifts out.
+func srcMACSwapped(w *[l2Win]byte) uint32 {
+	return bits.ReverseBytes32(binary.LittleEndian.Uint32(w[6:10]) ^ binary.LittleEndian.Uint32(w[9:13]))
+}
+
+// srcMACBucket is Bucket of bond_vlan_srcmac_hash without the TCI: the XOR of the six source
+// bytes (Bucket XORs the bytes of the hash, whose bytes are src[k] ^ src[k+3]), from the low two
+// bytes of the XOR of the words at 6, 8 and 10 (src[0]^src[2]^src[4], src[1]^src[3]^src[5]).
+func srcMACBucket(w *[l2Win]byte) uint32 {
+	return binary.LittleEndian.Uint32(w[6:10]) ^ binary.LittleEndian.Uint32(w[8:12]) ^ binary.LittleEndian.Uint32(w[10:14])
 }
 
 // srcMACTCI is the TCI vlan+srcmac folds in for frame f with window w: the out-of-band tag's, an
 // in-band outermost tag's (if the frame holds it), or 0.
 func srcMACTCI(w *[l2Win]byte, f *frame.Frame) uint32 {
-	if f.Flags&frame.FlagVLAN != 0 {
+	if uint8(f.Flags)&uint8(frame.FlagVLAN) != 0 { // a byte load: not shared with the straight path's
 		return uint32(f.TCI)
 	}
 	if t := binary.LittleEndian.Uint16(w[12:14]); (t == vlanLE || t == qinqLE) && f.Len >= 18 {
@@ -258,23 +329,33 @@ func srcMACTCI(w *[l2Win]byte, f *frame.Frame) uint32 {
 	return 0
 }
 
-// xorSrcMAC is vlan+srcmac: TCI ^ src[0:3] ^ src[3:6].
-func xorSrcMAC(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
+// xorSrcMAC is vlan+srcmac: TCI ^ src[0:3] ^ src[3:6], chosen by pick8 on the swapped word (the
+// TCI XORed in above its junk byte).
+func xorSrcMAC(m8, ds8 uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
+	if len(mem) < l2Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l2Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN == 0 && binary.LittleEndian.Uint16(w[12:14]) != vlanLE && binary.LittleEndian.Uint16(w[12:14]) != qinqLE {
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
 		} else {
-			w := (*[l2Win]byte)(mem[off : off+l2Win])
-			if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
-				out[i] = pick(u, mp, ds, srcMAC(w))
-			} else {
-				out[i] = pick(u, mp, ds, srcMAC(w)^srcMACTCI(w, f))
-			}
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -282,19 +363,28 @@ func xorSrcMAC(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out [
 func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < frame.EtherLen || off+l2Win > uint64(len(mem)) {
+	if len(mem) < l2Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l2Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN == 0 && binary.LittleEndian.Uint16(w[12:14]) != vlanLE && binary.LittleEndian.Uint16(w[12:14]) != qinqLE {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
 		} else {
-			w := (*[l2Win]byte)(mem[off : off+l2Win])
-			if et := binary.LittleEndian.Uint16(w[12:14]); f.Flags&frame.FlagVLAN == 0 && et != vlanLE && et != qinqLE {
-				out[i] = t[Bucket(srcMAC(w))]
-			} else {
-				out[i] = t[Bucket(srcMAC(w)^srcMACTCI(w, f))]
-			}
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -315,10 +405,12 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 		return ^uint64(0) >> (64 - len(fr))
 	}
 	lim := int64(len(mem)) - l3Win
-	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
-	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
-		p -= frameSize
-		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
@@ -349,6 +441,10 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 		} else {
 			rare |= 1 << (i & 63)
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -360,10 +456,12 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		return ^uint64(0) >> (64 - len(fr))
 	}
 	lim := int64(len(mem)) - l3Win
-	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
-	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
-		p -= frameSize
-		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
@@ -394,6 +492,10 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		} else {
 			rare |= 1 << (i & 63)
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -408,10 +510,12 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		return ^uint64(0) >> (64 - len(fr))
 	}
 	lim := int64(len(mem)) - l3Win
-	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
-	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
-		p -= frameSize
-		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
@@ -442,6 +546,10 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		} else {
 			rare |= 1 << (i & 63)
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -453,10 +561,12 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		return ^uint64(0) >> (64 - len(fr))
 	}
 	lim := int64(len(mem)) - l3Win
-	fb, ob := unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(out))
-	for p, i := uintptr(len(fr))*frameSize, len(fr)-1; p != 0; i-- {
-		p -= frameSize
-		f := (*frame.Frame)(unsafe.Add(fb, p)) // &fr[i]
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
@@ -487,6 +597,10 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		} else {
 			rare |= 1 << (i & 63)
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
