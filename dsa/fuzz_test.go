@@ -55,8 +55,16 @@ func fuzzTagger(f *testing.F, name string) {
 				t.Fatalf("TagLen %d > RxLen %d", in.TagLen, spec.RxLen)
 			}
 		}
-		// DecodeBatch agrees with Decode: outcome, Info, descriptor and bytes.
+		// DecodeBatch and the general per-frame code (decodeOne, behind Decode's fast path) agree
+		// with Decode: outcome, Info, descriptor and bytes.
 		afterFr, afterBytes := *fr, append([]byte(nil), b.Bytes(0)...)
+		*fr = before
+		setFrame(b, 0, data)
+		var gin Info
+		if gerr := general(tg).decodeOne(b.Mem, fr, &gin).Err(); gerr != err || *fr != afterFr || !bytes.Equal(b.Bytes(0), afterBytes) ||
+			(err == nil && gin != in) {
+			t.Fatalf("general %v %+v, Decode %v %+v", gerr, gin, err, in)
+		}
 		*fr = before
 		setFrame(b, 0, data)
 		ins, rs := make([]Info, 1), make([]Reason, 1)
@@ -75,8 +83,13 @@ func fuzzTagger(f *testing.F, name string) {
 		}
 		pre := *fr
 		err = tg.Encode(b, 0, d)
-		// EncodeBatch agrees with Encode.
+		// EncodeBatch and the general per-frame code (encode) agree with Encode.
 		encFr, encBytes := *fr, append([]byte(nil), b.Bytes(0)...)
+		*fr = pre
+		setFrame(b, 0, data)
+		if gerr := general(tg).encode(b.Mem, fr, d).Err(); gerr != err || *fr != encFr || !bytes.Equal(b.Bytes(0), encBytes) {
+			t.Fatalf("general encode %v, Encode %v", gerr, err)
+		}
 		*fr = pre
 		setFrame(b, 0, data)
 		n = tg.EncodeBatch(b, d, rs)

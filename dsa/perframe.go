@@ -503,20 +503,28 @@ func brcmTag(ports PortMask, prio uint8) uint32 {
 	return uint32(1<<5|(prio&7)<<2) | uint32(ports>>8&1)<<16 | uint32(ports&0xff)<<24
 }
 
+// brcmPad pads a frame of 60-63 bytes (l, tailroom tl, bytes at q[4:4+l]) to 64 bytes with one
+// 4-byte zero store (the bytes past 64 it writes are tailroom) and returns the Len|Head<<16 word
+// lh with the new length; longer frames are left alone.
+func brcmPad(q *[72]byte, f *frame.Frame, l, tl uint16, lh uint32) uint32 {
+	if l < 64 {
+		le.PutUint32(q[4+l&63:], 0)
+		f.Tail = tl + l - 64
+		lh = lh&^0xffff | 64
+	}
+	return lh
+}
+
 // Encode pads to 64 bytes (a frame of 60-63 bytes takes one 4-byte zero store into its tailroom,
-// a shorter one the slow path), then inserts the tag after the source MAC.
+// a shorter one the slow path), then inserts the tag after the source MAC. One bound for the head
+// and the pad: the 68 bytes from the frame's start lie in the arena (a frame of 64-67 bytes at the
+// very end of the arena takes the slow path).
 func (t *tBrcm) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
-	mem := b.Mem
 	if o, lh, tl := int64(f.Off), lenHead(f), f.Tail; some(d.Ports, 0x1ff) && pushOK(lh, 4, 60) && o >= 4 &&
-		o <= int64(len(mem))-12 && (uint16(lh) >= 64 || tl >= 4) {
-		if l := uint16(lh); l < 64 {
-			e := o + int64(l)
-			le.PutUint32(mem[e:e+4], 0)
-			f.Tail = tl - (64 - l)
-			lh += uint32(64 - l)
-		}
-		q := mem[o-4 : o+12 : o+12]
+		o <= int64(len(b.Mem))-68 && (uint16(lh) >= 64 || tl >= 4) {
+		q := (*[72]byte)(b.Mem[o-4 : o+68 : o+68])
+		lh = brcmPad(q, f, uint16(lh), tl, lh)
 		*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
 		le.PutUint32(q[12:16], brcmTag(d.Ports, d.Prio))
 		push(f, lh, 4)
@@ -528,16 +536,11 @@ func (t *tBrcm) Encode(b *frame.Batch, i int, d Dest) error {
 // Encode pads as brcm, then puts the tag in front of the frame.
 func (t *tBrcmPrepend) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
-	mem := b.Mem
 	if o, lh, tl := int64(f.Off), lenHead(f), f.Tail; some(d.Ports, 0x1ff) && pushOK(lh, 4, 60) && o >= 4 &&
-		o <= int64(len(mem)) && (uint16(lh) >= 64 || tl >= 4) {
-		if l := uint16(lh); l < 64 {
-			e := o + int64(l)
-			le.PutUint32(mem[e:e+4], 0)
-			f.Tail = tl - (64 - l)
-			lh += uint32(64 - l)
-		}
-		le.PutUint32(mem[o-4:o:o], brcmTag(d.Ports, d.Prio))
+		o <= int64(len(b.Mem))-68 && (uint16(lh) >= 64 || tl >= 4) {
+		q := (*[72]byte)(b.Mem[o-4 : o+68 : o+68])
+		lh = brcmPad(q, f, uint16(lh), tl, lh)
+		le.PutUint32(q[0:4], brcmTag(d.Ports, d.Prio))
 		push(f, lh, 4)
 		return nil
 	}
