@@ -6,8 +6,9 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// kind selects a format inside codec. All built-in taggers are one concrete type so that the
-// conduit calls them directly (a jump table per frame, no interface call and no closure).
+// kind selects a format inside codec, the general code of every built-in tagger (the conduit and
+// the batch forms call it directly). Each format's Tagger is its own type embedding the codec
+// (perframe.go), for the per-frame fast paths.
 type kind uint8
 
 const (
@@ -95,60 +96,14 @@ func (c *codec) Parse(p []byte, in *Info) error {
 	return c.parse(p, in).Err()
 }
 
-// Decode strips the tag of frame i in place. The format's switch is here (as in decodeOne), not
-// in a helper, so that a call costs one jump table and one call of the format's decoder.
+// Decode strips the tag of frame i in place with the general code. The Taggers that ByName
+// returns have their own Decode (perframe.go) with a fast path in front of decodeOne.
 func (c *codec) Decode(b *frame.Batch, i int, in *Info) error {
-	mem, f := b.Mem, &b.Frames[i]
-	r := ReasonBadTag
-	switch c.kind {
-	case kNone:
-		r = decNone(mem, f, in)
-	case kDSA:
-		if r = decDSA(mem, f, in); r == reasonSlow {
-			r = decDSASlow(mem, f, in)
-		}
-	case kEDSA:
-		if r = decEDSA(mem, f, in); r == reasonSlow {
-			r = decEDSASlow(mem, f, in)
-		}
-	case kBrcm:
-		r = decBrcm(mem, f, in)
-	case kBrcmPrepend:
-		r = decBrcmPrepend(mem, f, in)
-	case kQCA:
-		r = decQCA(mem, f, in)
-	case kMTK:
-		r = decMTK(mem, f, in)
-	case kKSZ8795, kHellcreek:
-		r = decKSZ8795(mem, f, in)
-	case kKSZ9477, kKSZ9893, kLAN937x:
-		r = decKSZ9477(mem, f, in)
-	case kRTL4A:
-		r = decRTL4A(mem, f, in)
-	case kRTL84:
-		r = decRTL84(mem, f, in)
-	case kRTL84T:
-		r = decRTL84T(mem, f, in)
-	case k8021Q:
-		r = dec8021Q(mem, f, in, c.tpid)
-	case kAR9331:
-		r = decAR9331(mem, f, in)
-	case kGSWIP:
-		r = decGSWIP(mem, f, in)
-	case kLAN9303:
-		r = decLAN9303(mem, f, in)
-	case kTrailer:
-		r = decTrailer(mem, f, in)
-	}
-	if r != ReasonNone {
-		return r.Err()
-	}
-	return nil
+	return c.decodeOne(b.Mem, &b.Frames[i], in).Err()
 }
 
-// decodeOne is Decode on a frame descriptor: the per-frame decoder behind the slow path of
-// decodeBatch. Its switch repeats Decode's (a call of decodeOne from Decode would cost every
-// frame a call more).
+// decodeOne is Decode on a frame descriptor: the general per-frame decoder, behind the slow paths
+// of Decode (perframe.go) and decodeBatch.
 func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 	r := ReasonBadTag
 	switch c.kind {
@@ -194,7 +149,8 @@ func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 	return r
 }
 
-// Encode tags frame i in place toward d.
+// Encode tags frame i in place toward d with the general code (the Taggers that ByName returns
+// have their own, perframe.go).
 func (c *codec) Encode(b *frame.Batch, i int, d Dest) error {
 	return c.encode(b.Mem, &b.Frames[i], d).Err()
 }
