@@ -1,6 +1,7 @@
-//go:build !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64 || wasm)
+//go:build !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64 || wasm) || vlan_portable
 
 package vlan
 
-// littleEndian is false here: the fast paths update Frame.Len and Frame.Head one by one.
+// littleEndian is false here (or with -tags vlan_portable, which runs these paths on any machine):
+// the fast paths store Frame.Len, Frame.Head and tags field by field.
 const littleEndian = false

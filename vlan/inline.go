@@ -2,6 +2,7 @@ package vlan
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -46,26 +47,60 @@ func parseVia(n int, p *Parser, b []byte, h *Header, fast func([]byte, *Header) 
 	return slow(p, b, h)
 }
 
-// parseStd parses an untagged or single-tagged frame of at least 22 bytes with the standard TPIDs
-// (the length Parser.parse's own fast path and the batch loop want; shorter frames and QinQ take
-// the general path).
-func parseStd(b []byte, h *Header) bool {
+// parseStd parses a frame of at least 22 bytes with the standard TPIDs: untagged, one tag or QinQ
+// (shorter frames take the general path). It is three pieces (parseUntagged, parseDot1Q, parseQinQ)
+// for the inlining budget, each handing on to the next through a parameter.
+func parseStd(b []byte, h *Header) bool { return parseUntagged(b, h, parseTagged) }
+
+// parseTagged is parseStd for a frame of at least 22 bytes whose outer TPID is a standard one.
+func parseTagged(b []byte, h *Header) bool { return parseDot1Q(b, h, parseQinQ) }
+
+// parseUntagged is parseStd's length check and untagged case.
+func parseUntagged(b []byte, h *Header, tagged func([]byte, *Header) bool) bool {
 	if len(b) < EthLen+HeaderLen {
 		return false
 	}
-	t1 := binary.BigEndian.Uint16(b[macLen:])
-	if t1 != TPID8021Q && t1 != TPID8021AD {
-		*h = Header{EtherType: t1, Len: frame.EtherLen}
+	if t := uint16(binary.BigEndian.Uint32(b[macLen:]) >> 16); t != TPID8021Q && t != TPID8021AD {
+		*h = Header{EtherType: t, Len: frame.EtherLen}
 		return true
 	}
-	if t := binary.BigEndian.Uint16(b[EthLen-2:]); t != TPID8021Q && t != TPID8021AD {
-		// (The literal without the loaded TCI is stored in place; one with it would be built on
-		// the stack and copied, since the compiler cannot tell whether h overlaps b.)
-		*h = Header{EtherType: t, N: 1, Len: EthLen}
-		h.Outer = Tag{t1, TCI(binary.BigEndian.Uint16(b[macLen+2:]))}
+	return tagged(b, h)
+}
+
+// The pieces read the words at bytes 12 and 16 with the same expression (binary.BigEndian.Uint32),
+// so that the compiler merges their byte loads into one load each; a narrower read of the same
+// bytes elsewhere would share byte loads with it and keep both from being merged. A tag is stored
+// with one rotate and one 4-byte store on a little-endian machine. The header is stored field by
+// field: a literal holding a load from b would be built on the stack and copied (the compiler
+// cannot tell whether h overlaps b), which stalls the loads that read h next.
+
+// parseDot1Q is parseStd's one-tag case.
+func parseDot1Q(b []byte, h *Header, qinq func([]byte, *Header) bool) bool {
+	if t := uint16(binary.BigEndian.Uint32(b[EthLen-2:]) >> 16); t != TPID8021Q && t != TPID8021AD {
+		h.Inner = Tag{}
+		h.EtherType = t
+		if o := binary.BigEndian.Uint32(b[macLen:]); littleEndian {
+			*(*uint32)(unsafe.Pointer(&h.Outer)) = bits.RotateLeft32(o, 16)
+		} else {
+			h.Outer = Tag{uint16(o >> 16), TCI(o)}
+		}
+		h.N, h.Len = 1, EthLen
 		return true
 	}
-	return false
+	return qinq(b, h)
+}
+
+// parseQinQ is parseStd's two-tag case.
+func parseQinQ(b []byte, h *Header) bool {
+	if o, in := binary.BigEndian.Uint32(b[macLen:]), binary.BigEndian.Uint32(b[EthLen-2:]); littleEndian {
+		*(*uint32)(unsafe.Pointer(&h.Outer)) = bits.RotateLeft32(o, 16)
+		*(*uint32)(unsafe.Pointer(&h.Inner)) = bits.RotateLeft32(in, 16)
+	} else {
+		h.Outer, h.Inner = Tag{uint16(o >> 16), TCI(o)}, Tag{uint16(in >> 16), TCI(in)}
+	}
+	h.EtherType = binary.BigEndian.Uint16(b[EthLen+2:])
+	h.N, h.Len = 2, EthLen+HeaderLen
+	return true
 }
 
 // pushVia is Push's dispatcher.

@@ -163,7 +163,7 @@ func TestInlined(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
-	for _, fn := range []string{"Parse", "parseVia", "parseStd", "Push", "pushVia", "pushStd", "pushCheck", "pushMove",
+	for _, fn := range []string{"Parse", "parseVia", "parseStd", "parseUntagged", "parseTagged", "parseDot1Q", "parseQinQ", "Push", "pushVia", "pushStd", "pushCheck", "pushMove",
 		"Pop", "popVia", "popStd", "popCheck", "popMove", "SetTCI", "setTCIVia", "setTCIStd"} {
 		if !regexp.MustCompile(`bench_test\.go:\d+:\d+: inlining call to ` + fn + `\n`).Match(out) {
 			t.Errorf("%s is not inlined into the benchmarks", fn)
