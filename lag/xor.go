@@ -256,10 +256,10 @@ func xorL2(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uin
 			rare |= 1 << (i & 63)
 		} else {
 			w := (*[l2Win]byte)(mem[o : o+l2Win])
-			if et := binary.LittleEndian.Uint16(w[12:14]); et != vlanLE && et != qinqLE {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
-			} else {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
 				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Tagged(w, f, et))
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
 			}
 		}
 		if i == 0 {
@@ -288,10 +288,10 @@ func xorL2Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (r
 			rare |= 1 << (i & 63)
 		} else {
 			w := (*[l2Win]byte)(mem[o : o+l2Win])
-			if et := binary.LittleEndian.Uint16(w[12:14]); et != vlanLE && et != qinqLE {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
-			} else {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
 				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Tagged(w, f, et))]
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
 			}
 		}
 		if i == 0 {
@@ -347,10 +347,10 @@ func xorSrcMAC(m8, ds8 uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out 
 		o := int64(f.Off)
 		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN == 0 && binary.LittleEndian.Uint16(w[12:14]) != vlanLE && binary.LittleEndian.Uint16(w[12:14]) != qinqLE {
-			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
-		} else {
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
 			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
 		}
 		if i == 0 {
 			break
@@ -376,10 +376,10 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 		o := int64(f.Off)
 		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN == 0 && binary.LittleEndian.Uint16(w[12:14]) != vlanLE && binary.LittleEndian.Uint16(w[12:14]) != qinqLE {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
-		} else {
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
 			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
 		}
 		if i == 0 {
 			break
@@ -414,32 +414,32 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
-					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
 				} else {
 					rare |= 1 << (i & 63)
 				}
-			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+				} else {
+					rare |= 1 << (i & 63)
+				}
 			} else {
 				rare |= 1 << (i & 63)
 			}
-		} else {
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
 			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
 		}
 		if i == 0 {
 			break
@@ -465,32 +465,32 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
 				} else {
 					rare |= 1 << (i & 63)
 				}
-			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
 			} else {
 				rare |= 1 << (i & 63)
 			}
-		} else {
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
 			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
 		}
 		if i == 0 {
 			break
@@ -519,32 +519,32 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4))
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
-			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
 			} else {
 				rare |= 1 << (i & 63)
 			}
-		} else {
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
 			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
 		}
 		if i == 0 {
 			break
@@ -570,32 +570,32 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-			if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
-			} else {
-				rare |= 1 << (i & 63)
-			}
-		} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-			if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-				if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4)]
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
-			} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
 			} else {
 				rare |= 1 << (i & 63)
 			}
-		} else {
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
 			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
 		}
 		if i == 0 {
 			break
