@@ -48,7 +48,11 @@ func (s *Selector) Select(b *frame.Batch, out []uint8) {
 			out[i] = st.active
 		}
 	case XOR:
-		s.xor(st, b, out)
+		if n <= 64 { // one loop call: no chunking
+			xor64(st, s.a.cfg.Policy, b.Mem, b.Frames[:n], out)
+		} else {
+			s.xor(st, b, out)
+		}
 	case Broadcast:
 		for i := range out {
 			out[i] = AllUsable
