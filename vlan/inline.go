@@ -198,7 +198,7 @@ func setTCIStd(b *frame.Batch, i int, tci TCI) bool {
 	}
 	o := int(f.Off)
 	d := b.Mem[o : o+EthLen : o+EthLen]
-	if t := binary.BigEndian.Uint16(d[macLen:]); t != TPID8021Q && t != TPID8021AD {
+	if t := binary.LittleEndian.Uint16(d[macLen:]); t != wireQ && t != wireAD { // TPIDs in wire order: no swap
 		return false
 	}
 	binary.BigEndian.PutUint16(d[macLen+2:], uint16(tci))
