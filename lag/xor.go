@@ -223,10 +223,16 @@ func l2Type(w *[l2Win]byte, f *frame.Frame) uint32 {
 // little-endian): dst[5] ^ src[5] ^ l2Type.
 func l2Tagged(w *[l2Win]byte, f *frame.Frame, et uint16) uint32 {
 	t := bits.ReverseBytes16(et)
-	if f.Flags&frame.FlagVLAN == 0 && f.Len >= 18 {
+	if f.Flags&frame.FlagVLAN == 0 && frameLen(f) >= 18 {
 		t = binary.BigEndian.Uint16(w[16:18])
 	}
 	return uint32(w[5]) ^ uint32(w[11]) ^ uint32(t)
+}
+
+// frameLen is f.Len, read by a 4-byte load (Len and Head) so that the compiler does not share it
+// with the straight path's check of f.Len, which then compares with memory and keeps no register.
+func frameLen(f *frame.Frame) uint16 {
+	return uint16(*(*uint32)(unsafe.Pointer(&f.Len)))
 }
 
 // The L2 loops walk the descriptors as the L3 loops do (see there), with the window l2Win.
@@ -323,7 +329,7 @@ func srcMACTCI(w *[l2Win]byte, f *frame.Frame) uint32 {
 	if uint8(f.Flags)&uint8(frame.FlagVLAN) != 0 { // a byte load: not shared with the straight path's
 		return uint32(f.TCI)
 	}
-	if t := binary.LittleEndian.Uint16(w[12:14]); (t == vlanLE || t == qinqLE) && f.Len >= 18 {
+	if t := binary.LittleEndian.Uint16(w[12:14]); (t == vlanLE || t == qinqLE) && frameLen(f) >= 18 {
 		return uint32(binary.BigEndian.Uint16(w[14:16]))
 	}
 	return 0
@@ -416,19 +422,19 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
 						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
 					} else {
 						rare |= 1 << (i & 63)
 					}
-				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
 				} else {
 					rare |= 1 << (i & 63)
@@ -467,19 +473,19 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
 						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
 					} else {
 						rare |= 1 << (i & 63)
 					}
-				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
 				} else {
 					rare |= 1 << (i & 63)
@@ -521,19 +527,19 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
 						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
-				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
@@ -572,19 +578,19 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-				if f.Len >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && f.Len >= 18+24 {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
 						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
-				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && f.Len >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
