@@ -229,10 +229,11 @@ func l2Tagged(w *[l2Win]byte, f *frame.Frame, et uint16) uint32 {
 	return uint32(w[5]) ^ uint32(w[11]) ^ uint32(t)
 }
 
-// frameLen is f.Len, read by a 4-byte load (Len and Head) so that the compiler does not share it
-// with the straight path's check of f.Len, which then compares with memory and keeps no register.
+// frameLen is f.Len, read as an int16 so that the compiler does not share the load with the
+// straight path's check of f.Len (a value of another type), which then compares with memory and
+// keeps no register.
 func frameLen(f *frame.Frame) uint16 {
-	return uint16(*(*uint32)(unsafe.Pointer(&f.Len)))
+	return uint16(*(*int16)(unsafe.Pointer(&f.Len)))
 }
 
 // The L2 loops walk the descriptors as the L3 loops do (see there), with the window l2Win.
