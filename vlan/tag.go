@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -149,8 +148,8 @@ func (p *Parser) isExtra(t uint16) bool {
 // through the stack with wide loads after narrow stores, a store-forwarding stall that costs more
 // than the parse itself.
 //
-// Parse is inlined into its caller, and so is its common case (standard TPIDs, an untagged or
-// 802.1Q frame of at least 22 bytes: parseStd); every other frame takes a call (see inline.go).
+// Parse is inlined into its caller, and so is its common case (standard TPIDs, a frame of at least
+// 22 bytes: parseStd); every other frame takes a call to the general path (see inline.go).
 func (p *Parser) Parse(b []byte, h *Header) error {
 	return parseVia(p.n, p, b, h, parseStd, (*Parser).parse)
 }
@@ -159,33 +158,8 @@ func (p *Parser) Parse(b []byte, h *Header) error {
 func Parse(b []byte, h *Header) error { return parseVia(0, &std, b, h, parseStd, (*Parser).parse) }
 
 // parse is Parse's general path: any parser, any frame. It is a leaf function (no stack frame).
+// Fields are stored one by one: a composite literal would be built on the stack and copied.
 func (p *Parser) parse(b []byte, h *Header) error {
-	if len(b) >= EthLen+HeaderLen && p.n == 0 {
-		// Standard TPIDs and room for two tags: as parseRun does it for a batch (see there).
-		d := (*[EthLen + HeaderLen]byte)(b)
-		x := le32(d[12], d[13], d[14], d[15])
-		if t := uint16(x); t != wireQ && t != wireAD {
-			h.Outer, h.Inner = Tag{}, Tag{}
-			h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
-			return nil
-		}
-		x2 := le32(d[16], d[17], d[18], d[19])
-		if t := uint16(x2); t != wireQ && t != wireAD {
-			h.Inner = Tag{}
-			h.EtherType = bits.ReverseBytes16(t)
-			h.Outer = wireTag(x)
-			h.N, h.Len = 1, EthLen
-			return nil
-		}
-		h.Outer = wireTag(x)
-		et := uint16(d[20])<<8 | uint16(d[21])
-		h.Inner = wireTag(x2)
-		h.EtherType, h.N, h.Len = et, 2, EthLen+HeaderLen
-		return nil
-	}
-	// The general path: any parser, any length. It is written out here rather than called so that
-	// Parse stays a leaf function (no stack frame to set up on the fast path).
-	// Fields are stored one by one: a composite literal would be built on the stack and copied.
 	h.Outer, h.Inner = Tag{}, Tag{}
 	h.N, h.Len = 0, 0
 	if len(b) < frame.EtherLen {
