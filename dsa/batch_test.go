@@ -8,8 +8,9 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// The batch codecs have their own fast loops (batch.go); Decode and Encode run the general
-// per-frame code. TestBatchMatchesPerFrame is the differential test between the two: batches of
+// The batch codecs have their own fast loops (batch.go), and so do the per-frame Decode and
+// Encode (perframe.go; TestFastMatchesGeneral holds those to the general per-frame code).
+// TestBatchMatchesPerFrame is the differential test between batch and per-frame: batches of
 // 64 random and adversarial frames (valid tags from the oracle, the same with random bits flipped
 // in the tag and header bytes, random bytes of every length around the thresholds, little
 // headroom or tailroom, out-of-band VLAN tags) go through DecodeBatch/EncodeBatch on one copy and
