@@ -27,13 +27,26 @@ import (
 // set and hashed after the loop by the general path (hashFrame): keeping the call out of the loop
 // keeps the loop's state in registers.
 //
-// The loops read a fixed header window with one bounds check, compare wide little-endian loads with
-// constants, and choose by pick/pickHalf (a remainder without division) or the table (with the
-// bucket fold shortened algebraically). They come in pairs that differ only in the choice line of
-// each path, and are written as if/else chains without continue (which keeps the straight path's
-// registers: with continue, the compiler spilled them). TestSelectEqualsGeneral and FuzzSelect check every loop against the general path
-// (which TestHashMatchesOracle and FuzzHash check against the naive transcription of the kernel).
-// The loops count down: the order does not matter, and it saves a compare per frame.
+// How the loops are written, each point measured in instructions per frame (BENCH.md):
+//   - They walk the descriptors by one pointer from the last frame down (f = &fr[i] by pointer,
+//     out[i] by the out base + i): a decrement, an add and the loop test per frame, and one
+//     register fewer than a base and an offset (with one more, the compiler spilled the window
+//     limit). The order does not matter.
+//   - Each frame's header window is checked once against lim = len(mem) - window, and the window
+//     sliced with a constant length, so the compiler drops its own bounds checks.
+//   - They compare wide little-endian loads with constants and XOR the hashed words from memory.
+//   - The straight path is the last branch of an if/else chain (no continue): it falls into the
+//     loop test (no jump back) and keeps its registers.
+//   - The second paths read the frame length through frameLen, so the straight path's length
+//     check compares with memory and keeps no register; each path reads its fields at constant
+//     offsets (no pointer to the network header).
+//   - The choice is pick, pickHalf or pick8 (remainders without division that absorb the
+//     kernel's >> 1 and the byte swap's >> 8), or the table with the bucket fold shortened
+//     algebraically.
+//
+// TestSelectEqualsGeneral, TestSelectEqualsGeneralAdversarial and FuzzSelect check every loop
+// against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
+// transcription of the kernel).
 
 // Little-endian views of network-order values, so that a 2- or 4-byte load compares with a constant.
 const (
@@ -56,26 +69,14 @@ const (
 // memory of the arena (its buffer's tailroom, the next frame, an AF_PACKET ring's next block, which
 // the kernel may be writing), but only bytes inside the frame decide anything: the loops check the
 // frame's length against what each path reads before they use a byte.
-const frameSize = unsafe.Sizeof(frame.Frame{})
-
 const (
 	l3Win    = 66 // Ethernet, one tag, an IPv6 header and the ports word (18 + 40 + 4) rounded up
 	l3MinLen = 38 // untagged IPv4: 14 + 20 + the ports word
 	l2Win    = 18 // Ethernet and one tag
 )
 
-// v4OK reports whether the 24 bytes at ip start an IPv4 header the L3 loops hash inline: version
-// 4 with a 20-byte header, not a fragment (no MF flag, offset 0), carrying TCP or UDP.
-func v4OK(ip *[24]byte) bool {
-	x := binary.LittleEndian.Uint32(ip[6:10]) & v4FragProto
-	return ip[0] == 0x45 && (x == v4TCP || x == v4UDP)
-}
-
-// v4Addrs is src ^ dst of the IPv4 header at ip, as the kernel loads them (little-endian u32).
-func v4Addrs(ip *[24]byte) uint32 {
-	a := binary.LittleEndian.Uint64(ip[12:20])
-	return uint32(a) ^ uint32(a>>32)
-}
+// frameSize is the descriptor's size, the loops' pointer step.
+const frameSize = unsafe.Sizeof(frame.Frame{})
 
 // v6Addrs is ipv6_addr_hash(src) ^ ipv6_addr_hash(dst) of the IPv6 header at ip.
 func v6Addrs(ip *[48]byte) uint32 {
@@ -208,19 +209,9 @@ func generalChoice(st *snapshot, pol Policy, mem []byte, f *frame.Frame) uint8 {
 	return pick(&st.members, st.mp, st.ds, h)
 }
 
-// l2Type is the EtherType bond_eth_hash sees in the window w of frame f: the one at 12, or the
-// one behind an in-band outermost tag when that tag is the accelerated one (no tag out of band)
-// and the frame holds it.
-func l2Type(w *[l2Win]byte, f *frame.Frame) uint32 {
-	t := binary.BigEndian.Uint16(w[12:14])
-	if (t == ethVLAN || t == ethQinQ) && f.Flags&frame.FlagVLAN == 0 && f.Len >= 18 {
-		t = binary.BigEndian.Uint16(w[16:18])
-	}
-	return uint32(t)
-}
-
 // l2Tagged is layer2's hash of a frame whose EtherType at 12 is a tag's (et, as loaded
-// little-endian): dst[5] ^ src[5] ^ l2Type.
+// little-endian): dst[5] ^ src[5] ^ the EtherType bond_eth_hash sees, the tag's, or the one
+// behind it when the tag is the accelerated one (no tag out of band) and the frame holds it.
 func l2Tagged(w *[l2Win]byte, f *frame.Frame, et uint16) uint32 {
 	t := bits.ReverseBytes16(et)
 	if f.Flags&frame.FlagVLAN == 0 && frameLen(f) >= 18 {
@@ -235,8 +226,6 @@ func l2Tagged(w *[l2Win]byte, f *frame.Frame, et uint16) uint32 {
 func frameLen(f *frame.Frame) uint16 {
 	return uint16(*(*int16)(unsafe.Pointer(&f.Len)))
 }
-
-// The L2 loops walk the descriptors as the L3 loops do (see there), with the window l2Win.
 
 // l2Plain is layer2's hash of an untagged frame: dst[5] ^ src[5] ^ the EtherType, from the
 // 2-byte load at 11 (src[5] | byte 12 << 8) and bytes 5 and 13.
@@ -397,12 +386,9 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 }
 
 // The L3 loops spell out every path in each loop (a call, or a shared helper too large to inline,
-// would make the compiler spill the loop's registers on the straight path too). They walk the
-// descriptors and out by pointer, counting down (&fr[i] as fb + p with p = 32*i, out[i] as ob + i:
-// one add and one decrement per frame instead of the copy and shift of an index), and check the
-// header window once against lim = len(mem) - l3Win, so the compiler drops its own bounds checks.
-// The second path tells the tagged and IPv6 frames apart by their own checks, each reading its
-// fields at constant offsets.
+// would make the compiler spill the loop's registers on the straight path too). The second path
+// tells the IPv6 and tagged frames apart by their own checks, each reading its fields at constant
+// offsets. The four loops differ only in their hash and choice expressions.
 
 // xorL34 is layer3+4 and encap3+4: fold(ports ^ src ^ dst) >> 1.
 func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
