@@ -489,7 +489,8 @@ func (t *tEDSA) Encode(b *frame.Batch, i int, d Dest) error {
 		q := b.Mem[o-8 : o+14 : o+14]
 		if le.Uint16(q[20:22]) != 0x0081 {
 			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-			le.PutUint64(q[12:20], uint64(bswap32(mvTag(d.Ports, d.Switch, d.Flags)))<<32|0xdada)
+			le.PutUint32(q[12:16], 0xdada)
+			be.PutUint32(q[16:20], mvTag(d.Ports, d.Switch, d.Flags))
 			push(f, lh, 8)
 			return nil
 		}
