@@ -2,7 +2,6 @@ package vlan
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -48,55 +47,60 @@ func parseVia(n int, p *Parser, b []byte, h *Header, fast func([]byte, *Header) 
 }
 
 // parseStd parses a frame of at least 22 bytes with the standard TPIDs: untagged, one tag or QinQ
-// (shorter frames take the general path). It is three pieces (parseUntagged, parseDot1Q, parseQinQ)
-// for the inlining budget, each handing on to the next through a parameter.
-func parseStd(b []byte, h *Header) bool { return parseUntagged(b, h, parseTagged) }
+// (shorter frames take the general path). It is three pieces for the inlining budget, each handing
+// on to the next through a parameter (parseUntagged, parseDot1Q, parseQinQ). The words at bytes 12
+// and 16 are each loaded once (binary.BigEndian.Uint32) and handed on: a second, narrower read of
+// the same bytes would share byte loads with the first and keep the compiler from merging either
+// into one load. The pieces that take a function parameter do no load of their own, so that their
+// inlining cost is the same on every target: were one not inlined, its parameter would be an
+// unknown function and its pointer arguments would escape (TestZeroAllocs).
+func parseStd(b []byte, h *Header) bool {
+	return len(b) >= EthLen+HeaderLen && parseUntagged(binary.BigEndian.Uint32(b[macLen:]), b, h, parseTagged)
+}
 
-// parseTagged is parseStd for a frame of at least 22 bytes whose outer TPID is a standard one.
-func parseTagged(b []byte, h *Header) bool { return parseDot1Q(b, h, parseQinQ) }
-
-// parseUntagged is parseStd's length check and untagged case.
-func parseUntagged(b []byte, h *Header, tagged func([]byte, *Header) bool) bool {
-	if len(b) < EthLen+HeaderLen {
-		return false
-	}
-	if t := uint16(binary.BigEndian.Uint32(b[macLen:]) >> 16); t != TPID8021Q && t != TPID8021AD {
+// parseUntagged is parseStd's untagged case; x is the word at byte 12.
+func parseUntagged(x uint32, b []byte, h *Header, tagged func([]byte, *Header, uint32) bool) bool {
+	if t := uint16(x >> 16); t != TPID8021Q && t != TPID8021AD {
 		*h = Header{EtherType: t, Len: frame.EtherLen}
 		return true
 	}
-	return tagged(b, h)
+	return tagged(b, h, x)
 }
 
-// The pieces read the words at bytes 12 and 16 with the same expression (binary.BigEndian.Uint32),
-// so that the compiler merges their byte loads into one load each; a narrower read of the same
-// bytes elsewhere would share byte loads with it and keep both from being merged. A tag is stored
-// with one rotate and one 4-byte store on a little-endian machine. The header is stored field by
-// field: a literal holding a load from b would be built on the stack and copied (the compiler
-// cannot tell whether h overlaps b), which stalls the loads that read h next.
+// parseTagged is parseStd for a frame whose first type (in x, the word at byte 12) is a standard
+// TPID.
+func parseTagged(b []byte, h *Header, x uint32) bool {
+	return parseDot1Q(x, binary.BigEndian.Uint32(b[EthLen-2:]), b, h, parseQinQ)
+}
 
-// parseDot1Q is parseStd's one-tag case.
-func parseDot1Q(b []byte, h *Header, qinq func([]byte, *Header) bool) bool {
-	if t := uint16(binary.BigEndian.Uint32(b[EthLen-2:]) >> 16); t != TPID8021Q && t != TPID8021AD {
+// The header is stored field by field: a literal holding a load from b would be built on the stack
+// and copied (the compiler cannot tell whether h overlaps b), which stalls the loads that read h
+// next. A tag's word (TPID<<16 | TCI) is stored with one rotate and one 4-byte store on a
+// little-endian machine.
+
+// parseDot1Q is parseStd's one-tag case; x and y are the words at bytes 12 and 16.
+func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uint32, uint32) bool) bool {
+	if t := uint16(y >> 16); t != TPID8021Q && t != TPID8021AD {
 		h.Inner = Tag{}
 		h.EtherType = t
-		if o := binary.BigEndian.Uint32(b[macLen:]); littleEndian {
-			*(*uint32)(unsafe.Pointer(&h.Outer)) = bits.RotateLeft32(o, 16)
+		if littleEndian {
+			*(*uint32)(unsafe.Pointer(&h.Outer)) = x<<16 | x>>16
 		} else {
-			h.Outer = Tag{uint16(o >> 16), TCI(o)}
+			h.Outer = Tag{uint16(x >> 16), TCI(x)}
 		}
 		h.N, h.Len = 1, EthLen
 		return true
 	}
-	return qinq(b, h)
+	return qinq(b, h, x, y)
 }
 
-// parseQinQ is parseStd's two-tag case.
-func parseQinQ(b []byte, h *Header) bool {
-	if o, in := binary.BigEndian.Uint32(b[macLen:]), binary.BigEndian.Uint32(b[EthLen-2:]); littleEndian {
-		*(*uint32)(unsafe.Pointer(&h.Outer)) = bits.RotateLeft32(o, 16)
-		*(*uint32)(unsafe.Pointer(&h.Inner)) = bits.RotateLeft32(in, 16)
+// parseQinQ is parseStd's two-tag case; x and y are the words at bytes 12 and 16.
+func parseQinQ(b []byte, h *Header, x, y uint32) bool {
+	if littleEndian {
+		*(*uint32)(unsafe.Pointer(&h.Outer)) = x<<16 | x>>16
+		*(*uint32)(unsafe.Pointer(&h.Inner)) = y<<16 | y>>16
 	} else {
-		h.Outer, h.Inner = Tag{uint16(o >> 16), TCI(o)}, Tag{uint16(in >> 16), TCI(in)}
+		h.Outer, h.Inner = Tag{uint16(x >> 16), TCI(x)}, Tag{uint16(y >> 16), TCI(y)}
 	}
 	h.EtherType = binary.BigEndian.Uint16(b[EthLen+2:])
 	h.N, h.Len = 2, EthLen+HeaderLen

@@ -149,11 +149,19 @@ func TestFastMatchesGeneralRandom(t *testing.T) {
 }
 
 // TestInlined: the per-frame functions and their fast paths are inlined into a caller (here the
-// benchmarks), which is what their speed rests on. It asks the compiler (go build -gcflags=-m), so
+// benchmarks), which is what their speed rests on. (Correctness and allocations do not: every
+// function with a function-typed parameter is a small dispatcher whose cost does not depend on the
+// target, so it is always inlined and its parameter always resolved; a leaf piece that is not
+// inlined is an ordinary call, and TestZeroAllocs holds on every target.) It asks the compiler (go build -gcflags=-m), so
 // it needs the go command; it is skipped in -short mode and where go is not found.
 func TestInlined(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the package with -gcflags=-m")
+	}
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		// Inlining costs depend on the target: where the compiler does not merge byte loads,
+		// encoding/binary's calls cost more and some leaf pieces stay calls (correct, slower).
+		t.Skip("inlining measured on amd64 and arm64 only")
 	}
 	gobin := runtime.GOROOT() + "/bin/go"
 	if _, err := os.Stat(gobin); err != nil {
