@@ -495,7 +495,8 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 
 // xorL23 is layer2+3 and encap2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the
 // EtherType behind the tag. On the straight path the 2-byte load at 11 is src[5] | 0x08<<8, that
-// is src[5] ^ the EtherType 0x0800 (byte 12 is 0x08 there).
+// is src[5] ^ the EtherType 0x0800 (byte 12 is 0x08 there). The second path folds its EtherType
+// apart (the fold is linear), a constant the compiler computes.
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
@@ -515,19 +516,19 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4))
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6))
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -566,19 +567,19 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12]))^ethIPv4)]
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12]))^ethIPv6)]
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
