@@ -499,9 +499,10 @@ func (t *tEDSA) Encode(b *frame.Batch, i int, d Dest) error {
 }
 
 // brcmTag is the brcm ingress tag's little-endian image: b0 = opcode 1 <<5 | TC<<2, b1 = 0, b2.0 =
-// port 8, b3 = ports 7-0.
+// port 8, b3 = ports 7-0 (ports within 0x1ff: port 8 shifts out of the first term, ports 7-0 out
+// of the second).
 func brcmTag(ports PortMask, prio uint8) uint32 {
-	return uint32(1<<5|(prio&7)<<2) | uint32(ports>>8&1)<<16 | uint32(ports&0xff)<<24
+	return uint32(1<<5|(prio&7)<<2) | uint32(ports)<<24 | uint32(ports>>8)<<16
 }
 
 // brcmPad pads a frame of 60-63 bytes (l, tailroom tl, bytes at q[4:4+l]) to 64 bytes with one
