@@ -27,7 +27,8 @@ import (
 // set and hashed after the loop by the general path (hashFrame): keeping the call out of the loop
 // keeps the loop's state in registers.
 //
-// How the loops are written, each point measured in instructions per frame (BENCH.md):
+// How the loops are written, each point measured in instructions per frame (BENCH.md); the two L3
+// table loops keep an earlier form (index walk, straight path first), which ran faster in time:
 //   - They walk the descriptors by one pointer from the last frame down (f = &fr[i] by pointer,
 //     out[i] by the out base + i): a decrement, an add and the loop test per frame, and one
 //     register fewer than a base and an offset (with one more, the compiler spilled the window
