@@ -63,8 +63,13 @@ func vethFailover(t *testing.T, mode Mode) {
 		t.Fatal(err)
 	}
 	defer agg.Close()
-	if !agg.MemberUp(0) || !agg.MemberUp(1) {
-		t.Fatalf("members not up at start: %v", agg.Usable())
+	// IFF_RUNNING follows the carrier through the kernel's linkwatch work, which may run up to a
+	// second after the veth came up: wait for the miimon poll to see both members up.
+	for deadline := time.Now().Add(5 * time.Second); !agg.MemberUp(0) || !agg.MemberUp(1); {
+		if time.Now().After(deadline) {
+			t.Fatalf("members not up 5 s after start: %v", agg.Usable())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	const total = 20000
