@@ -16,9 +16,10 @@ import (
 // change written back (Len and Head as one word). Per-batch constants (the tag an encode writes)
 // are computed before the loop. rs is cleared first; every frame off the common case (an error, a
 // trapped or VLAN-folded Marvell tag, a runt to pad, a timestamp, ...) is marked reasonSlow and
-// handed afterwards to the per-frame code (decodeOne, encode), which is also what Decode and
-// Encode run: the fast loops hold no call, so nothing is spilled around one, and the general code
-// stays the single reference the differential tests (batch_test.go) compare them with.
+// handed afterwards to the general per-frame code (decodeOne, encode), which is also the slow path
+// of the Taggers' Decode and Encode (perframe.go): the fast loops hold no call, so nothing is
+// spilled around one, and the general code stays the single reference the differential tests
+// (batch_test.go, perframe_test.go) compare them with.
 //
 // The wide loads are little-endian: the masks and constants below are the big-endian layouts of
 // formats.go with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).

@@ -96,12 +96,6 @@ func (c *codec) Parse(p []byte, in *Info) error {
 	return c.parse(p, in).Err()
 }
 
-// Decode strips the tag of frame i in place with the general code. The Taggers that ByName
-// returns have their own Decode (perframe.go) with a fast path in front of decodeOne.
-func (c *codec) Decode(b *frame.Batch, i int, in *Info) error {
-	return c.decodeOne(b.Mem, &b.Frames[i], in).Err()
-}
-
 // decodeOne is Decode on a frame descriptor: the general per-frame decoder, behind the slow paths
 // of Decode (perframe.go) and decodeBatch.
 func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -110,13 +104,9 @@ func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 	case kNone:
 		r = decNone(mem, f, in)
 	case kDSA:
-		if r = decDSA(mem, f, in); r == reasonSlow {
-			r = decDSASlow(mem, f, in)
-		}
+		r = decDSA(mem, f, in)
 	case kEDSA:
-		if r = decEDSA(mem, f, in); r == reasonSlow {
-			r = decEDSASlow(mem, f, in)
-		}
+		r = decEDSA(mem, f, in)
 	case kBrcm:
 		r = decBrcm(mem, f, in)
 	case kBrcmPrepend:
@@ -147,12 +137,6 @@ func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 		r = decTrailer(mem, f, in)
 	}
 	return r
-}
-
-// Encode tags frame i in place toward d with the general code (the Taggers that ByName returns
-// have their own, perframe.go).
-func (c *codec) Encode(b *frame.Batch, i int, d Dest) error {
-	return c.encode(b.Mem, &b.Frames[i], d).Err()
 }
 
 // DecodeBatch decodes every frame of b in place.

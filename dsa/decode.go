@@ -92,44 +92,19 @@ func decMarvell(p []byte, f *frame.Frame, in *Info, extra int) Reason {
 	return ReasonNone
 }
 
-// mvFastMask/mvFastWant select the common Marvell tag: FORWARD (cmd 3), not "tagged", not from a
-// trunk. decDSA and decEDSA decode it themselves (as leaf functions, with no stack frame) and
-// return reasonSlow for every other tag, which their caller hands to decDSASlow/decEDSASlow.
-const (
-	mvFastMask = 0xe0000000 | 4<<16
-	mvFastWant = 0xc0000000
-)
+// reasonSlow marks a frame off a fast path (the batch loops' and encDSA/encEDSA's answer); it never
+// leaves the package.
+const reasonSlow Reason = 0xff
 
+// decDSA and decEDSA check the length (and EDSA's EtherType) and hand the tag to decMarvell. The
+// common tag (FORWARD, not "tagged", not from a trunk) never reaches them from the Taggers: the
+// per-frame Decode (perframe.go) and the batch loop decode it themselves.
 func decDSA(mem []byte, f *frame.Frame, in *Info) Reason {
 	p := f.Data(mem)
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	h := (*[16]byte)(p)
-	w := be32(h[12:16])
-	if w&mvFastMask != mvFastWant || headFull(f, 4) {
-		return reasonSlow
-	}
-	*in = Info{Port: uint16(w>>19) & 0x1f, Switch: uint8(w>>24) & 0x1f, TagLen: 4}
-	lo := binary.LittleEndian.Uint64(h[0:8])
-	hi := binary.LittleEndian.Uint32(h[8:12])
-	binary.LittleEndian.PutUint64(h[4:12], lo)
-	binary.LittleEndian.PutUint32(h[12:16], hi)
-	f.Off += 4
-	f.Head += 4
-	f.Len -= 4
-	return ReasonNone
-}
-
-// reasonSlow is decDSA/decEDSA's answer for a tag off their fast path; it never leaves the package.
-const reasonSlow Reason = 0xff
-
-func decDSASlow(mem []byte, f *frame.Frame, in *Info) Reason {
-	return decMarvell(f.Data(mem)[:16], f, in, 0) // decDSA checked the length
-}
-
-func decEDSASlow(mem []byte, f *frame.Frame, in *Info) Reason {
-	return decMarvell(f.Data(mem)[:20], f, in, 4) // decEDSA checked the length and EtherType
+	return decMarvell(p[:16], f, in, 0)
 }
 
 func decEDSA(mem []byte, f *frame.Frame, in *Info) Reason {
@@ -137,23 +112,10 @@ func decEDSA(mem []byte, f *frame.Frame, in *Info) Reason {
 	if len(p) < minFrame+8 {
 		return ReasonTruncated
 	}
-	h := (*[20]byte)(p)
-	if be16(h[12:14]) != ethPEDSA {
+	if be16(p[12:14]) != ethPEDSA {
 		return ReasonNotTagged
 	}
-	w := be32(h[16:20])
-	if w&mvFastMask != mvFastWant || headFull(f, 8) {
-		return reasonSlow
-	}
-	*in = Info{Port: uint16(w>>19) & 0x1f, Switch: uint8(w>>24) & 0x1f, TagLen: 8}
-	lo := binary.LittleEndian.Uint64(h[0:8])
-	hi := binary.LittleEndian.Uint32(h[8:12])
-	binary.LittleEndian.PutUint64(h[8:16], lo)
-	binary.LittleEndian.PutUint32(h[16:20], hi)
-	f.Off += 8
-	f.Head += 8
-	f.Len -= 8
-	return ReasonNone
+	return decMarvell(p[:20], f, in, 4)
 }
 
 func decBrcm(mem []byte, f *frame.Frame, in *Info) Reason {

@@ -50,7 +50,7 @@ type (
 	tBrcmPrepend struct{ codec }
 	tQCA         struct{ codec }
 	tMTK         struct{ codec }
-	tKSZ8795     struct{ codec } // also hellcreek (decode; encode differs)
+	tKSZ8795     struct{ codec }
 	tKSZ9477     struct{ codec }
 	tKSZ9893     struct{ codec }
 	tLAN937x     struct{ codec }
@@ -109,7 +109,7 @@ func wrap(c codec) Tagger {
 	case kTrailer:
 		return &tTrailer{c}
 	}
-	return &c
+	panic("dsa: no Tagger type for format " + c.spec.Name)
 }
 
 // taggers holds the Tagger of every codecs entry, in the same order.
@@ -360,7 +360,7 @@ func (t *t8021Q) Decode(b *frame.Batch, i int, in *Info) error {
 	f := &b.Frames[i]
 	if o, lh := int64(f.Off), lenHead(f); headOK(lh, 4) && o <= int64(len(b.Mem))-16 {
 		h := b.Mem[o : o+16 : o+16]
-		if w := be32(h[12:16]); w&^(0xe000|0x1c0|0xf) == uint32(t.tpid)<<16|0x0c00 {
+		if w := be32(h[12:16]); w&^(0xf000|0x1c0|0xf) == uint32(t.tpid)<<16|0x0c00 {
 			tci := uint16(w)
 			*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
 			*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs

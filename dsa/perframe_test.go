@@ -34,12 +34,37 @@ func (w twin) check(t *testing.T, tg Tagger, i int, data []byte, fd frame.Frame,
 	t.Helper()
 	fg := fd
 	fg.Off += w.sh[i]
+	// The 32 bytes (fewer at an arena's end) on each side of the frame's room (headroom, data,
+	// tailroom) hold a canary, so that same also catches a write outside the room.
+	bands := func() [][]byte {
+		var bs [][]byte
+		for _, x := range []struct {
+			mem []byte
+			f   frame.Frame
+		}{{w.a.Mem, fd}, {w.g.Mem, fg}} {
+			start, end := int(x.f.Off)-int(x.f.Head), int(x.f.Off)+int(x.f.Len)+int(x.f.Tail)
+			bs = append(bs, x.mem[max(0, start-32):max(0, start)], x.mem[min(len(x.mem), end):min(len(x.mem), end+32)])
+		}
+		return bs
+	}
 	load := func() {
 		w.a.Frames[i], w.g.Frames[i] = fd, fg
 		copy(fd.Data(w.a.Mem), data)
 		copy(fg.Data(w.g.Mem), data)
+		for _, b := range bands() {
+			for k := range b {
+				b[k] = 0x5c
+			}
+		}
 	}
 	same := func() bool {
+		for _, b := range bands() {
+			for _, c := range b {
+				if c != 0x5c {
+					return false
+				}
+			}
+		}
 		return rel(w.a.Frames[i], fd) == rel(w.g.Frames[i], fg) && bytes.Equal(w.a.Bytes(i), w.g.Bytes(i))
 	}
 	load()
