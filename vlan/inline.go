@@ -30,6 +30,13 @@ import (
 // inlining into it (5000 nodes) gets an ordinary call to the exported function, which still has the
 // fast path inlined inside.
 //
+// Where the compiler does not merge byte loads (32-bit ARM, MIPS, riscv64, wasm), encoding/binary's
+// calls cost more and some leaf pieces exceed the budget: they stay calls, through the function
+// parameters, so indirect. Correct and allocation-free there too (TestZeroAllocs; GOARCH=386 runs
+// the tests on this machine), but not measured: on those targets a per-frame call may cost more
+// than the plain call to the general path it replaced. Under -gcflags=-l (debug builds) the
+// dispatchers are not inlined either, and Parse's *Header escapes: one allocation per call.
+//
 // With extra TPIDs (Parser.n != 0) the dispatchers skip the fast function: the fast functions know
 // only 0x8100 and 0x88a8. The package-level functions pass n as the constant 0, so no check remains.
 //
