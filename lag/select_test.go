@@ -350,6 +350,9 @@ func checkSelectEqualsGeneral(t *testing.T, b *frame.Batch) {
 				cnt = crtCounts[k]
 			}
 			a.state.Store(testSnapshot(min(cnt, MaxMembers), tbl))
+			for i := range out {
+				out[i] = 0xee // no member: a frame the loops skip shows
+			}
 			s.Select(b, out)
 			for i := range b.Frames {
 				f := &b.Frames[i]
@@ -451,4 +454,37 @@ func rnd(r *rand.Rand, n int) []byte {
 		b[i] = byte(r.IntN(256))
 	}
 	return b
+}
+
+// TestSelectEqualsGeneralShapes: checkSelectEqualsGeneral on the batch shapes the other tests do
+// not make: more than 64 frames (Select's chunked path), arenas shorter than the loops' header
+// windows (their early return), and an empty batch over a non-empty arena.
+func TestSelectEqualsGeneralShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const slot = 256
+	big := &frame.Batch{Mem: make([]byte, 150*slot), Frames: make([]frame.Frame, 150)}
+	for i := range big.Frames {
+		sf := genFrame(r)
+		off := i*slot + 64
+		copy(big.Mem[off:], sf.b)
+		big.Frames[i] = frame.Frame{Off: uint32(off), Len: uint16(len(sf.b)), TCI: sf.tci}
+		if sf.oob {
+			big.Frames[i].Flags |= frame.FlagVLAN
+		}
+	}
+	checkSelectEqualsGeneral(t, big)
+
+	for size := 0; size <= 80; size++ {
+		for trial := 0; trial < 8; trial++ {
+			sf := genFrame(r)
+			b := &frame.Batch{Mem: make([]byte, size)}
+			copy(b.Mem, sf.b)
+			for k := r.IntN(4); k > 0 && size > 0; k-- {
+				off := r.IntN(size)
+				b.Frames = append(b.Frames, frame.Frame{Off: uint32(off), Len: uint16(r.IntN(size - off + 1))})
+			}
+			checkSelectEqualsGeneral(t, b)
+		}
+	}
+	checkSelectEqualsGeneral(t, &frame.Batch{Mem: make([]byte, 4096)})
 }

@@ -49,7 +49,7 @@ func (s *Selector) Select(b *frame.Batch, out []uint8) {
 		}
 	case XOR:
 		if n <= 64 { // one loop call: no chunking
-			xor64(st, s.a.cfg.Policy, b.Mem, b.Frames[:n], out)
+			xor64(st, s.a.cfg.Policy, b.Mem, b.Frames, out)
 		} else {
 			s.xor(st, b, out)
 		}

@@ -135,14 +135,15 @@ func pickHalf(uh *[256]uint8, mh, ds uint64, g uint32) uint8 {
 // byte-swapped word) without the shift: with D = 256*count, floor(y/256) mod count =
 // floor((y mod D) / 256), and the direct remainder by D <= 2^14 with a 46-bit fraction
 // (F = 46 >= 32 + 14) has the constant ceil(2^46 / D) = ceil(2^38 / count), pick's c: kept as
-// m8 = c << 18 (the fraction in the top 46 bits), then floor((y mod D) / 256) =
+// m8 = c << 18 (the fraction in the top 46 bits; 0 for one member, where c << 18 wraps and the
+// index is 0 as it must be), then floor((y mod D) / 256) =
 // (fraction * count) >> 46 = ((m8*y) >> 18) * (count << 10) >> 56 (below 2^62: no overflow).
 // TestPick checks it.
 func pick8(u *[256]uint8, m8, ds8 uint64, y uint32) uint8 {
 	return u[(m8*uint64(y))>>18*ds8>>56]
 }
 
-// setPick fills the snapshot's tables and constants for pick and pickHalf from usable.
+// setPick fills the snapshot's tables and constants for pick, pickHalf and pick8 from usable.
 func (st *snapshot) setPick() {
 	st.members, st.half = [256]uint8{}, [256]uint8{}
 	copy(st.members[:], st.usable)
