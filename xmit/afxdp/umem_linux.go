@@ -256,22 +256,19 @@ func (u *UMEM) detach(slot uint16, last bool) {
 	u.maybeUnmapLocked()
 }
 
-// mmapUMEM maps size bytes of anonymous memory for a UMEM, asking for transparent huge pages
-// (MADV_HUGEPAGE, which works with the kernel's default THP mode "madvise") before the pages are
-// populated. Every received frame sits in its own chunk, so with 4 KiB pages a receiver takes a TLB
-// miss every one or two frames; 2 MiB pages cover 1024 chunks each. The kernel aligns anonymous
-// mappings whose size is a multiple of 2 MiB on a 2 MiB boundary; where it does not, or THP is off,
-// the mapping keeps 4 KiB pages and works the same.
+// mmapUMEM maps size bytes of anonymous memory for a UMEM and asks for transparent huge pages
+// (MADV_HUGEPAGE, which works with the kernel's default THP mode "madvise"). Every received frame
+// sits in its own chunk, so with 4 KiB pages a receiver takes a TLB miss every one or two frames;
+// a 2 MiB page covers 1024 chunks. The pages are not populated here: registering the UMEM
+// (XDP_UMEM_REG) pins, and so faults in, every page, as huge pages where the kernel can. Linux 6.7
+// and later place anonymous mappings whose size is a multiple of 2 MiB on a 2 MiB boundary, so the
+// whole UMEM can be huge pages; older kernels give the 2 MiB-aligned part huge pages and the ends 4
+// KiB ones; with THP off, or no huge page to be had, it is all 4 KiB pages and works the same.
 func mmapUMEM(size int) ([]byte, error) {
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: mmap UMEM: %w", err)
 	}
 	unix.Madvise(mem, unix.MADV_HUGEPAGE) // best effort
-	if unix.Madvise(mem, unix.MADV_POPULATE_WRITE) != nil {
-		for i := 0; i < len(mem); i += 4096 { // kernels before 5.14
-			mem[i] = 0
-		}
-	}
 	return mem, nil
 }
