@@ -50,8 +50,20 @@ func (g *gpAFPacket) RecvFor(d time.Duration) (uint64, error) {
 	}
 }
 
-func (g *gpAFPacket) Drain(want uint64, timeout time.Duration) (uint64, error) {
-	var frames uint64
+// Drain reads frame by frame; want == 0 is the settle step: one read, which must find nothing
+// (after its 10 ms poll timeout).
+func (g *gpAFPacket) Drain(want uint64, timeout time.Duration) (frames, waits uint64, err error) {
+	if want == 0 {
+		data, _, err := g.h.ZeroCopyReadPacketData()
+		switch {
+		case err == nil:
+			g.sink ^= data[0]
+			return 1, 0, nil
+		case errors.Is(err, afpacket.ErrTimeout) || errors.Is(err, afpacket.ErrPoll):
+			return 0, 0, nil
+		}
+		return 0, 0, err
+	}
 	var end time.Time
 	for frames < want {
 		data, _, err := g.h.ZeroCopyReadPacketData()
@@ -61,16 +73,17 @@ func (g *gpAFPacket) Drain(want uint64, timeout time.Duration) (uint64, error) {
 					end = time.Now().Add(timeout)
 				}
 				if time.Now().After(end) {
-					return frames, nil
+					return frames, waits, nil
 				}
+				waits++
 				continue
 			}
-			return frames, err
+			return frames, waits, err
 		}
 		g.sink ^= data[0]
 		frames++
 	}
-	return frames, nil
+	return frames, waits, nil
 }
 
 func (g *gpAFPacket) Close() error { g.h.Close(); return nil }

@@ -77,40 +77,8 @@ func (w *wsAFXDP) RecvFor(d time.Duration) (uint64, error) {
 	}
 }
 
-func (w *wsAFXDP) Drain(want uint64, timeout time.Duration) (uint64, error) {
-	var frames uint64
-	b := w.b
-	if want == 0 { // settle: one receive on the ring, expected empty, which refills the fill ring
-		n, err := w.p.Recv(b)
-		b.Free()
-		return uint64(n), err
-	}
-	var end time.Time
-	for frames < want {
-		n, err := w.p.Recv(b)
-		if err != nil {
-			return frames, err
-		}
-		if n == 0 {
-			if end.IsZero() {
-				end = time.Now().Add(timeout)
-			}
-			left := time.Until(end)
-			if left <= 0 {
-				return frames, nil
-			}
-			if err := w.p.Wait(int64(left)); err != nil {
-				return frames, err
-			}
-			continue
-		}
-		for i := range b.Frames {
-			w.sink ^= b.Mem[b.Frames[i].Off]
-		}
-		frames += uint64(n)
-		b.Free()
-	}
-	return frames, nil
+func (w *wsAFXDP) Drain(want uint64, timeout time.Duration) (frames, waits uint64, err error) {
+	return drainBatches(w.p, w.b, &w.sink, want, timeout)
 }
 
 func (w *wsAFXDP) Close() error { return w.p.Close() }
@@ -196,16 +164,15 @@ func (a *asavieRx) RecvFor(d time.Duration) (uint64, error) {
 }
 
 // Drain refills the fill ring and reads batches as RecvFor does, polling only when the RX ring is
-// empty.
-func (a *asavieRx) Drain(want uint64, timeout time.Duration) (uint64, error) {
-	var frames uint64
+// empty. want == 0 is the settle step: it refills the fill ring and reports what is on the RX ring.
+func (a *asavieRx) Drain(want uint64, timeout time.Duration) (frames, waits uint64, err error) {
 	var end time.Time
 	xsk := a.xsk
-	if want == 0 { // settle: refill the fill ring
+	if want == 0 {
 		if n := xsk.NumFreeFillSlots(); n > 0 {
 			xsk.Fill(xsk.GetDescs(n))
 		}
-		return uint64(xsk.NumReceived()), nil
+		return uint64(xsk.NumReceived()), 0, nil
 	}
 	for frames < want {
 		if n := xsk.NumFreeFillSlots(); n > 0 {
@@ -218,10 +185,11 @@ func (a *asavieRx) Drain(want uint64, timeout time.Duration) (uint64, error) {
 			}
 			left := time.Until(end)
 			if left <= 0 {
-				return frames, nil
+				return frames, waits, nil
 			}
+			waits++
 			if _, _, err := xsk.Poll(int(left/time.Millisecond) + 1); err != nil {
-				return frames, err
+				return frames, waits, err
 			}
 			continue
 		}
@@ -231,7 +199,7 @@ func (a *asavieRx) Drain(want uint64, timeout time.Duration) (uint64, error) {
 		}
 		frames += uint64(len(descs))
 	}
-	return frames, nil
+	return frames, waits, nil
 }
 
 func (a *asavieRx) Close() error {
@@ -370,7 +338,7 @@ func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener)
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0, t0 := threadCPU(), time.Now()
+	cpu0, t0 := threadCPUTime(), time.Now()
 	b.ResetTimer()
 	var frames uint64
 	for range b.N {
@@ -381,7 +349,7 @@ func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener)
 		}
 	}
 	b.StopTimer()
-	el, cpu := time.Since(t0), threadCPU()-cpu0
+	el, cpu := time.Since(t0), threadCPUTime()-cpu0
 	runtime.ReadMemStats(&ms1)
 	if frames == 0 {
 		if e := snd.LastError(); e != nil {

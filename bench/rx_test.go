@@ -85,19 +85,27 @@ func (w *wsAFPacket) RecvFor(d time.Duration) (uint64, error) {
 	}
 }
 
-func (w *wsAFPacket) Drain(want uint64, timeout time.Duration) (uint64, error) {
-	var frames uint64
-	b := w.b
-	if want == 0 { // settle: one receive on the ring, expected empty
-		n, err := w.p.Recv(b)
+func (w *wsAFPacket) Drain(want uint64, timeout time.Duration) (frames, waits uint64, err error) {
+	return drainBatches(w.p, w.b, &w.sink, want, timeout)
+}
+
+// drainBatches is Drain for wirespeed's ports: Recv a batch, touch each frame's first byte, free
+// it; wait only when the ring is empty before want frames came. want == 0 is the settle step: one
+// Recv, which must find nothing (it also refills an AF_XDP fill ring).
+func drainBatches(p interface {
+	Recv(*frame.Batch) (int, error)
+	Wait(int64) error
+}, b *frame.Batch, sink *byte, want uint64, timeout time.Duration) (frames, waits uint64, err error) {
+	if want == 0 {
+		n, err := p.Recv(b)
 		b.Free()
-		return uint64(n), err
+		return uint64(n), 0, err
 	}
 	var end time.Time
 	for frames < want {
-		n, err := w.p.Recv(b)
+		n, err := p.Recv(b)
 		if err != nil {
-			return frames, err
+			return frames, waits, err
 		}
 		if n == 0 {
 			if end.IsZero() {
@@ -105,29 +113,24 @@ func (w *wsAFPacket) Drain(want uint64, timeout time.Duration) (uint64, error) {
 			}
 			left := time.Until(end)
 			if left <= 0 {
-				return frames, nil
+				return frames, waits, nil
 			}
-			if err := w.p.Wait(int64(left)); err != nil {
-				return frames, err
+			waits++
+			if err := p.Wait(int64(left)); err != nil {
+				return frames, waits, err
 			}
 			continue
 		}
 		for i := range b.Frames {
-			w.sink ^= b.Mem[b.Frames[i].Off]
+			*sink ^= b.Mem[b.Frames[i].Off]
 		}
 		frames += uint64(n)
 		b.Free()
 	}
-	return frames, nil
+	return frames, waits, nil
 }
 
 func (w *wsAFPacket) Close() error { return w.p.Close() }
-
-func threadCPU() time.Duration {
-	var ru unix.Rusage
-	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkRecv measures each registered receiver on one veth pair in a fresh namespace, fed by the
 // same sendmmsg sender (one flow of 60-byte UDP frames) on CPU 1 while the receiver runs on CPU 0. It
@@ -175,7 +178,7 @@ func benchRecv(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener) {
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0, sent0, t0 := threadCPU(), snd.Sent(), time.Now()
+	cpu0, sent0, t0 := threadCPUTime(), snd.Sent(), time.Now()
 	b.ResetTimer()
 	var frames uint64
 	for range b.N {
@@ -186,7 +189,7 @@ func benchRecv(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener) {
 		}
 	}
 	b.StopTimer()
-	el, cpu, sent := time.Since(t0), threadCPU()-cpu0, snd.Sent()-sent0
+	el, cpu, sent := time.Since(t0), threadCPUTime()-cpu0, snd.Sent()-sent0
 	runtime.ReadMemStats(&ms1)
 	if frames == 0 {
 		b.Fatal("received nothing")
