@@ -69,10 +69,7 @@ func (g *gpAFPacket) Drain(want uint64, timeout time.Duration) (frames, waits ui
 		data, _, err := g.h.ZeroCopyReadPacketData()
 		if err != nil {
 			if errors.Is(err, afpacket.ErrTimeout) || errors.Is(err, afpacket.ErrPoll) {
-				if end.IsZero() {
-					end = time.Now().Add(timeout)
-				}
-				if time.Now().After(end) {
+				if waitBudget(&end, timeout) <= 0 {
 					return frames, waits, nil
 				}
 				waits++

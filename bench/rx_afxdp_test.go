@@ -7,7 +7,6 @@ import (
 	"net"
 	"reflect"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -180,10 +179,7 @@ func (a *asavieRx) Drain(want uint64, timeout time.Duration) (frames, waits uint
 		}
 		k := xsk.NumReceived()
 		if k == 0 {
-			if end.IsZero() {
-				end = time.Now().Add(timeout)
-			}
-			left := time.Until(end)
+			left := waitBudget(&end, timeout)
 			if left <= 0 {
 				return frames, waits, nil
 			}
@@ -271,15 +267,7 @@ func passProgram(ifindex int) (link.Link, error) {
 // BenchmarkRecvXDPLive runs every registered receiver (see BenchmarkRecv) against the XDP
 // live-frames sender on CPU 1, receiver on CPU 0, 60-byte frames of one UDP flow.
 func BenchmarkRecvXDPLive(b *testing.B) {
-	nettest.RequirePriv(b)
-	ns := nettest.NewNS(b, "rxl")
-	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-	ifS, ifR := nettest.Veth(b, ns, ns, "s", "r")
-	names := make([]string, 0, len(rxCases))
-	for name := range rxCases {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	ns, ifS, ifR, names := rxSetup(b, "rxl")
 	for _, name := range names {
 		b.Run("rx="+name, func(b *testing.B) { benchRecvLive(b, ns, ifS, ifR, rxCases[name]) })
 	}

@@ -4,7 +4,6 @@ package bench
 
 import (
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,15 +53,7 @@ func drainSize(name string) (frames uint64, settle time.Duration) {
 // so ns/op is not the receiver's figure: read drain-Mpps and cpu-ns/frame. The first cycle is a
 // warm-up.
 func BenchmarkRecvDrain(b *testing.B) {
-	nettest.RequirePriv(b)
-	ns := nettest.NewNS(b, "rxd")
-	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-	ifS, ifR := nettest.Veth(b, ns, ns, "s", "r")
-	names := make([]string, 0, len(rxCases))
-	for name := range rxCases {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	ns, ifS, ifR, names := rxSetup(b, "rxd")
 	for _, name := range names {
 		k, settle := drainSize(name)
 		b.Run("rx="+name, func(b *testing.B) { benchDrain(b, ns, ifS, ifR, rxCases[name], k, settle) })

@@ -108,10 +108,7 @@ func drainBatches(p interface {
 			return frames, waits, err
 		}
 		if n == 0 {
-			if end.IsZero() {
-				end = time.Now().Add(timeout)
-			}
-			left := time.Until(end)
+			left := waitBudget(&end, timeout)
 			if left <= 0 {
 				return frames, waits, nil
 			}
@@ -130,6 +127,29 @@ func drainBatches(p interface {
 	return frames, waits, nil
 }
 
+// rxSetup is the receive benchmarks' topology: a fresh namespace with IPv6 off (no ND or MLD frames
+// in the rings) and one veth pair in it (sender end, receiver end); names are the registered
+// receivers in order.
+func rxSetup(b *testing.B, nsName string) (ns *nettest.NS, ifS, ifR string, names []string) {
+	nettest.RequirePriv(b)
+	ns = nettest.NewNS(b, nsName)
+	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	ifS, ifR = nettest.Veth(b, ns, ns, "s", "r")
+	for name := range rxCases {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return ns, ifS, ifR, names
+}
+
+// waitBudget starts a drain's wait clock at its first wait and returns how long it may still wait.
+func waitBudget(end *time.Time, timeout time.Duration) time.Duration {
+	if end.IsZero() {
+		*end = time.Now().Add(timeout)
+	}
+	return time.Until(*end)
+}
+
 func (w *wsAFPacket) Close() error { return w.p.Close() }
 
 // BenchmarkRecv measures each registered receiver on one veth pair in a fresh namespace, fed by the
@@ -137,15 +157,7 @@ func (w *wsAFPacket) Close() error { return w.p.Close() }
 // reports the receiver's rate (Mpps), the sender's (sent-Mpps), the receiver thread's CPU time per
 // frame (getrusage RUSAGE_THREAD) and allocations per frame.
 func BenchmarkRecv(b *testing.B) {
-	nettest.RequirePriv(b)
-	ns := nettest.NewNS(b, "rx")
-	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-	ifS, ifR := nettest.Veth(b, ns, ns, "s", "r")
-	names := make([]string, 0, len(rxCases))
-	for name := range rxCases {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	ns, ifS, ifR, names := rxSetup(b, "rx")
 	for _, name := range names {
 		b.Run("rx="+name, func(b *testing.B) { benchRecv(b, ns, ifS, ifR, rxCases[name]) })
 	}
