@@ -312,15 +312,7 @@ func benchRecvLive(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener)
 	snd.Start()
 	defer snd.Stop()
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old, set unix.CPUSet
-	if unix.SchedGetaffinity(0, &old) == nil {
-		set.Set(0)
-		if unix.SchedSetaffinity(0, &set) == nil {
-			defer unix.SchedSetaffinity(0, &old)
-		}
-	}
+	defer pinThread(0)()
 	if _, err := rx.RecvFor(300 * time.Millisecond); err != nil {
 		b.Fatal(err)
 	}

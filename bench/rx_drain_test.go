@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/wirespeed/wirespeed/bench/internal/sender"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 )
@@ -76,15 +74,7 @@ func benchDrain(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener, k 
 	}
 	defer snd.Stop()
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old, set unix.CPUSet
-	if unix.SchedGetaffinity(0, &old) == nil {
-		set.Set(0)
-		if unix.SchedSetaffinity(0, &set) == nil {
-			defer unix.SchedSetaffinity(0, &old)
-		}
-	}
+	defer pinThread(0)()
 	fill := func() {
 		// Settle first: a receive on the ring must find nothing (a frame left over would be counted
 		// in place of one lost in the fill).

@@ -142,6 +142,21 @@ func rxSetup(b *testing.B, nsName string) (ns *nettest.NS, ifS, ifR string, name
 	return ns, ifS, ifR, names
 }
 
+// pinThread locks the calling goroutine to its thread and pins the thread to cpu (best effort); the
+// returned function restores the thread's affinity and unlocks it, so that the runtime gets the
+// thread back as it was.
+func pinThread(cpu int) (undo func()) {
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) == nil {
+		set.Set(cpu)
+		if unix.SchedSetaffinity(0, &set) == nil {
+			return func() { unix.SchedSetaffinity(0, &old); runtime.UnlockOSThread() }
+		}
+	}
+	return runtime.UnlockOSThread
+}
+
 // waitBudget starts a drain's wait clock at its first wait and returns how long it may still wait.
 func waitBudget(end *time.Time, timeout time.Duration) time.Duration {
 	if end.IsZero() {
@@ -176,15 +191,7 @@ func benchRecv(b *testing.B, ns *nettest.NS, ifS, ifR string, open rxOpener) {
 	snd.Start()
 	defer snd.Stop()
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old, set unix.CPUSet
-	if unix.SchedGetaffinity(0, &old) == nil {
-		set.Set(0)
-		if unix.SchedSetaffinity(0, &set) == nil {
-			defer unix.SchedSetaffinity(0, &old)
-		}
-	}
+	defer pinThread(0)()
 	if _, err := rx.RecvFor(200 * time.Millisecond); err != nil { // warm up: ring, caches, sender
 		b.Fatal(err)
 	}
