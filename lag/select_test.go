@@ -493,3 +493,32 @@ func TestSelectEqualsGeneralShapes(t *testing.T) {
 	}
 	checkSelectEqualsGeneral(t, &frame.Batch{Mem: make([]byte, 4096)})
 }
+
+// TestSelectBroadcast: in Broadcast mode Select marks every frame AllUsable while a member is
+// usable, and NoMember when none is.
+func TestSelectBroadcast(t *testing.T) {
+	a := &Aggregate{cfg: Config{Mode: Broadcast}}
+	s := &Selector{a: a}
+	b := &frame.Batch{Mem: make([]byte, 256), Frames: make([]frame.Frame, 3)}
+	out := make([]uint8, 3)
+	for _, cnt := range []int{0, 1, 3} {
+		st := &snapshot{} // none usable
+		if cnt > 0 {
+			st = testSnapshot(cnt, false)
+		}
+		a.state.Store(st)
+		for i := range out {
+			out[i] = 0xee
+		}
+		s.Select(b, out)
+		want := AllUsable
+		if cnt == 0 {
+			want = NoMember
+		}
+		for i, m := range out {
+			if m != want {
+				t.Fatalf("%d usable: frame %d got %d, want %d", cnt, i, m, want)
+			}
+		}
+	}
+}
