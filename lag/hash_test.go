@@ -210,10 +210,10 @@ func TestPick(t *testing.T) {
 			if got, want := pick(&st.members, st.mp, st.ds, h), u[h%d]; got != want {
 				t.Fatalf("pick(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, h%d, want)
 			}
-			if got, want := pick8(&st.members, st.m8, st.ds8, h), u[(h>>8)%d]; got != want {
+			if got, want := pick8(&st.members, st.mp>>8, st.ds>>8, h), u[(h>>8)%d]; got != want {
 				t.Fatalf("pick8(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, (h>>8)%d, want)
 			}
-			if got, want := pickHalf(&st.half, st.mh, st.ds, h), u[(h>>1)%d]; got != want {
+			if got, want := pickHalf(&st.half, st.mp>>1, st.ds, h), u[(h>>1)%d]; got != want {
 				t.Fatalf("pickHalf(%#x) with %d members = %d, want usable[%d] = %d", h, d, got, (h>>1)%d, want)
 			}
 		}

@@ -61,9 +61,7 @@ type snapshot struct {
 	usable  []uint8    // usable members, in member order (bond->usable_slaves)
 	members [256]uint8 // usable, padded with zeros (pick indexes it without a bounds check)
 	half    [256]uint8 // half[k] = members[k>>1] (pickHalf)
-	mp, ds  uint64     // pick's constants for cnt
-	mh      uint64     // mp >> 1 (pickHalf)
-	m8, ds8 uint64     // mp >> 8, ds >> 8 (pick8)
+	mp, ds  uint64     // pick's constants for cnt (pickHalf takes mp>>1, pick8 mp>>8 and ds>>8)
 	cnt     uint32     // len(usable)
 	mpAll   uint64     // rem's constants for n (round-robin's random choice)
 	dsAll   uint64

@@ -152,8 +152,6 @@ func (st *snapshot) setPick() {
 	}
 	if len(st.usable) > 0 {
 		st.mp, st.ds = pickConsts(uint32(len(st.usable)))
-		st.mh = st.mp >> 1
-		st.m8, st.ds8 = st.mp>>8, st.ds>>8
 	}
 }
 
@@ -173,7 +171,7 @@ func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) 
 		if t != nil {
 			rare = xorL34Table(t, mem, fr, out)
 		} else {
-			rare = xorL34(st.mh, st.ds, &st.half, mem, fr, out)
+			rare = xorL34(st.mp>>1, st.ds, &st.half, mem, fr, out)
 		}
 	case pol == Layer23 || pol == Encap23:
 		if t != nil {
@@ -191,7 +189,7 @@ func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) 
 		if t != nil {
 			rare = xorSrcMACTable(t, mem, fr, out)
 		} else {
-			rare = xorSrcMAC(st.m8, st.ds8, &st.members, mem, fr, out)
+			rare = xorSrcMAC(st.mp>>8, st.ds>>8, &st.members, mem, fr, out)
 		}
 	default:
 		rare = ^uint64(0) >> (64 - len(fr))
