@@ -225,14 +225,7 @@ func (w *Worker) inPlaceRunQinQ(pt *portTable, fr []frame.Frame, mem []byte, i, 
 			if x&VIDMask == VIDNone {
 				break
 			}
-			x2 := be32(h[16], h[17], h[18], h[19])
-			tbl := e>>16 - 1
-			e &= 0xffff
-			if t := uint16(x2 >> 16); t == TPID8021Q || t == TPID8021AD {
-				if in := pt.d.inner[tbl][x2&VIDMask]; in != 0 {
-					e, l2 = entry(in), EthLen+HeaderLen
-				}
-			}
+			e, l2 = pt.inner(e, l2, be32(h[16], h[17], h[18], h[19]))
 		}
 		if e == 0 {
 			continue // no interface: counted by the caller
@@ -294,14 +287,7 @@ func (w *Worker) inPlaceRunPorts(fr []frame.Frame, mem []byte, i, k int) (int, i
 			if x&VIDMask == VIDNone {
 				break
 			}
-			x2 := be32(h[16], h[17], h[18], h[19])
-			tbl := e>>16 - 1
-			e &= 0xffff
-			if t := uint16(x2 >> 16); t == TPID8021Q || t == TPID8021AD {
-				if in := pt.d.inner[tbl][x2&VIDMask]; in != 0 {
-					e, l2 = entry(in), EthLen+HeaderLen
-				}
-			}
+			e, l2 = pt.inner(e, l2, be32(h[16], h[17], h[18], h[19]))
 		}
 		if e == 0 {
 			continue // no interface: counted by the caller
@@ -318,6 +304,18 @@ func (w *Worker) inPlaceRunPorts(fr []frame.Frame, mem []byte, i, k int) (int, i
 		q += frameSize
 	}
 	return int(p / frameSize), int(q / frameSize)
+}
+
+// inner is the fast loops' QinQ step for an outer entry e with an inner table (e > 0xffff): the
+// inner tag's interface when x2 (bytes 16-19) is a standard tag whose VID has one (L2 length 22),
+// else the outer entry's own interface with the outer tag's l2.
+func (pt *portTable) inner(e entry, l2 uint16, x2 uint32) (entry, uint16) {
+	if t := uint16(x2 >> 16); t == TPID8021Q || t == TPID8021AD {
+		if in := pt.d.inner[e>>16-1][x2&VIDMask]; in != 0 {
+			return entry(in), EthLen + HeaderLen
+		}
+	}
+	return e & 0xffff, l2
 }
 
 // be32 assembles four bytes big-endian (one load and a byte swap).
