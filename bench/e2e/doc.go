@@ -18,6 +18,12 @@
 // The sink's end has an XDP_DROP program; its veth receive counter (ip -s link) is the result: frames
 // that made it through the router, per second, over a measured window after a warm-up.
 //
+// Two more cases (keys /xdp/softirq/tx-afxdp/ and /xdp/softirq/tx-afpacket/) measure ceilings: no
+// generator and no forwarder, but gen's AF_XDP engine (wirespeed's xmit/afxdp Send) or its AF_PACKET
+// sendmmsg engine transmitting from the router namespace's CPU 0 straight out of its outgoing veth,
+// as fast as it can. A forwarder on that CPU and back-end cannot deliver more than its ceiling, so
+// these rows bound what any user-space forwarder can reach against the kernel row of the same run.
+//
 // With the XDP sender the router namespace's receive NAPI runs either in softirq context on the
 // sender's CPU (napi=softirq) or in its own kernel thread the scheduler can put on the other CPU
 // (napi=threaded, /sys/class/net/IF/threaded): the kernel's forwarding runs inside that NAPI, so

@@ -276,7 +276,7 @@ func (v *vlanRouter) stop() string {
 type caseKey struct {
 	sender gen.Engine
 	napi   string // softirq, threaded, or "-" (no NAPI on the router's receiving veth)
-	fwd    string // kernel, afpacket, afxdp
+	fwd    string // kernel, afpacket, afxdp; or tx-afxdp, tx-afpacket (transmit-only ceilings, no sender)
 }
 
 type sample struct {
@@ -321,6 +321,11 @@ func TestE2E(t *testing.T) {
 			for _, f := range []string{"kernel", "afpacket", "afxdp"} {
 				cases = append(cases, caseKey{s, n, f})
 			}
+			if s == gen.EngineXDP && n == "softirq" {
+				// The ceilings: how fast CPU 0 alone can transmit through each back-end on the
+				// router's outgoing veth, with nothing to receive or forward.
+				cases = append(cases, caseKey{s, n, "tx-afxdp"}, caseKey{s, n, "tx-afpacket"})
+			}
 		}
 	}
 	if f := os.Getenv("WIRESPEED_E2E_CASES"); f != "" { // e.g. "/xdp/threaded/,/afxdp/": a subset
@@ -336,7 +341,42 @@ func TestE2E(t *testing.T) {
 	}
 
 	res := map[caseKey][]sample{}
+	txOnly := func(c caseKey) (sample, error) {
+		eng := gen.EngineAFXDP
+		if c.fwd == "tx-afpacket" {
+			eng = gen.EngineAFPacket
+		}
+		g, err := gen.Open(&gen.Config{Netns: tp.rtr.Name, Interface: tp.rout, Engine: eng, Flows: 1000,
+			Dst: dst, DstMAC: [6]byte{2, 0, 0, 0, 0, 0x98}, CPU: 0, Nice: nice()})
+		if err != nil {
+			return sample{}, err
+		}
+		g.Start()
+		time.Sleep(warm)
+		s0, _ := rxPackets(tp.sink, tp.s0)
+		t0 := time.Now()
+		time.Sleep(window)
+		s1, err := rxPackets(tp.sink, tp.s0)
+		el := time.Since(t0)
+		gr := g.Stop()
+		if err != nil {
+			return sample{}, err
+		}
+		smp := sample{mpps: float64(s1-s0) / el.Seconds() / 1e6, offered: gr.PPS() / 1e6}
+		t.Logf("%s: %.3f Mpps at the sink, %.3f taken by the sender; gen %v", c.fwd, smp.mpps, smp.offered, gr)
+		if s1 == s0 {
+			return smp, fmt.Errorf("nothing reached the sink (gen: %v, last error %v)", gr, g.LastError())
+		}
+		return smp, nil
+	}
 	runOne := func(c caseKey) (sample, error) {
+		if strings.HasPrefix(c.fwd, "tx-") {
+			if tp.pass != nil {
+				tp.pass.Close()
+				tp.pass = nil
+			}
+			return txOnly(c)
+		}
 		// The router's receiving veth needs NAPI for the XDP sender's frames: an XDP_PASS program
 		// unless AF_XDP attaches its own; with the sendmmsg sender it gets none (plain netif_rx).
 		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp"
@@ -417,8 +457,12 @@ func TestE2E(t *testing.T) {
 			}
 			ratio = fmt.Sprintf("%.2f", stats.Median(v)/stats.Median(kv))
 		}
-		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP"}[c.fwd]
+		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP",
+			"tx-afxdp": "transmit only (ceiling), AF_XDP", "tx-afpacket": "transmit only (ceiling), AF_PACKET sendmmsg"}[c.fwd]
 		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]
+		if strings.HasPrefix(c.fwd, "tx-") {
+			sender = "none (the router's CPU 0 sends)"
+		}
 		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %.2f |\n", sender, c.napi, fwd, stats.Median(v),
 			slices.Min(v), slices.Max(v), ratio, stats.Median(off))
 	}

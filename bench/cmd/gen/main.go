@@ -39,7 +39,7 @@ func main() {
 	var interval time.Duration
 	flag.StringVar(&c.Netns, "netns", "", "network namespace to send in (required; never the host's)")
 	flag.StringVar(&c.Interface, "dev", "", "interface inside -netns to send on (required)")
-	flag.StringVar(&engine, "engine", "afpacket", "afpacket (sendmmsg batches) or xdp (XDP live frames)")
+	flag.StringVar(&engine, "engine", "afpacket", "afpacket (sendmmsg batches), xdp (XDP live frames) or afxdp (wirespeed's AF_XDP transmit path)")
 	flag.IntVar(&c.Flows, "flows", 1, "number of flows (destinations and source ports)")
 	flag.StringVar(&sizes, "sizes", "60", "comma-separated frame sizes without FCS, dealt to flows round robin")
 	flag.UintVar(&vlan, "vlan", 0, "802.1Q VID (0: untagged); the outer S-tag with -inner")

@@ -3,7 +3,7 @@
 //
 // It builds one UDP/IPv4 frame per flow ([Frames]): sizes, optional 802.1Q or QinQ (802.1ad outer,
 // 802.1Q inner) tags, VLAN IDs spread over a range, destinations spread across a list of prefixes
-// (a routes file of `a.b.c.d/len` lines, [ParseRoutes], or one CIDR), and sends them with one of two
+// (a routes file of `a.b.c.d/len` lines, [ParseRoutes], or one CIDR), and sends them with one of three
 // engines:
 //
 //   - [EngineAFPacket]: an AF_PACKET socket (PACKET_QDISC_BYPASS) that transmits batches of frames
@@ -15,6 +15,11 @@
 //     this engine offers ~10 Mpps into a veth on one core. Its count is the frames the program ran
 //     on (offered); frames the peer could not take are dropped by the kernel without a count here, so
 //     measure at the receiver. A veth peer needs an XDP program attached (NAPI) to receive them.
+//   - [EngineAFXDP]: wirespeed's own AF_XDP port (xmit/afxdp): batches of Config.Batch frames
+//     handed to Port.Send, which copies them into UMEM chunks, fills the TX ring and kicks the
+//     kernel with one sendto. On a device without native AF_XDP transmit (veth) every frame then
+//     becomes an skb in the kernel's copy-mode path, so this engine measures the ceiling of any
+//     AF_XDP forwarder's output on that device. Its count is what the TX ring took.
 //
 // # Safety: network namespaces only
 //

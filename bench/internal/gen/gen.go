@@ -18,6 +18,7 @@ type Engine string
 const (
 	EngineAFPacket Engine = "afpacket" // sendmmsg batches on an AF_PACKET socket
 	EngineXDP      Engine = "xdp"      // BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, bpf_redirect out
+	EngineAFXDP    Engine = "afxdp"    // batches through wirespeed's AF_XDP port (xmit/afxdp): its transmit path
 )
 
 // Errors.
@@ -58,7 +59,7 @@ type Config struct {
 
 	Rate     float64       // frames per second, 0: as fast as possible
 	Duration time.Duration // stop after this long, 0: at Stop
-	Batch    int           // AF_PACKET frames per sendmmsg (default 64, at most 1024)
+	Batch    int           // AF_PACKET frames per sendmmsg, AF_XDP frames per Send (default 64, at most 1024)
 	Repeat   uint32        // XDP frames per BPF_PROG_RUN call (default 1<<22)
 	CPU      int           // CPU to pin the sending thread to, -1 none (the zero value pins to CPU 0)
 	Nice     int           // niceness of the sending thread (-20..19; 0 leaves it), e.g. -20 on a shared machine
@@ -105,8 +106,8 @@ func (c *Config) defaults() (Config, error) {
 	bad := func(f string, a ...any) (Config, error) {
 		return r, fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(f, a...))
 	}
-	if r.Engine != EngineAFPacket && r.Engine != EngineXDP {
-		return bad("engine %q (want afpacket or xdp)", r.Engine)
+	if r.Engine != EngineAFPacket && r.Engine != EngineXDP && r.Engine != EngineAFXDP {
+		return bad("engine %q (want afpacket, xdp or afxdp)", r.Engine)
 	}
 	if r.Flows < 0 || r.Flows > 1<<20 {
 		return bad("flows %d", r.Flows)

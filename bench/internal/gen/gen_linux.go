@@ -78,6 +78,8 @@ func Open(cfg *Config) (*Generator, error) {
 		switch c.Engine {
 		case EngineXDP:
 			g.eng, err = newXDP(ifi.Index, &c, frames)
+		case EngineAFXDP:
+			g.eng, err = newAFXDP(c.Interface, &c, frames)
 		default:
 			g.eng, err = newAFPacket(ifi.Index, &c, frames)
 		}
