@@ -484,7 +484,7 @@ func TestSelectEqualsGeneralShapes(t *testing.T) {
 			sf := genFrame(r)
 			b := &frame.Batch{Mem: make([]byte, size)}
 			copy(b.Mem, sf.b)
-			for k := r.IntN(4); k > 0 && size > 0; k-- {
+			for k := r.IntN(10); k > 0 && size > 0; k-- { // up to 9: the unrolled loops' 4 and the rest
 				off := r.IntN(size)
 				b.Frames = append(b.Frames, frame.Frame{Off: uint32(off), Len: uint16(r.IntN(size - off + 1))})
 			}

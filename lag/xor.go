@@ -45,9 +45,15 @@ import (
 //     kernel's >> 1 and the byte swap's >> 8), or the table with the bucket fold shortened
 //     algebraically.
 //
+// xor64 runs the pointer-walk loops in their unrolled form (xor_unrolled.go, generated from the
+// loops here by TestUnrolled): four copies of the body per iteration (a quarter of the loop's
+// decrement, add and test per frame), the last len % 4 frames by the loop here.
+//
 // TestSelectEqualsGeneral, TestSelectEqualsGeneralAdversarial and FuzzSelect check every loop
 // against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
 // transcription of the kernel).
+
+//go:generate go test -run ^TestUnrolled$ -update
 
 // Little-endian views of network-order values, so that a 2- or 4-byte load compares with a constant.
 const (
@@ -171,25 +177,25 @@ func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) 
 		if t != nil {
 			rare = xorL34Table(t, mem, fr, out)
 		} else {
-			rare = xorL34(st.mp>>1, st.ds, &st.half, mem, fr, out)
+			rare = xorL34x4(st.mp>>1, st.ds, &st.half, mem, fr, out)
 		}
 	case pol == Layer23 || pol == Encap23:
 		if t != nil {
 			rare = xorL23Table(t, mem, fr, out)
 		} else {
-			rare = xorL23(st.mp, st.ds, &st.members, mem, fr, out)
+			rare = xorL23x4(st.mp, st.ds, &st.members, mem, fr, out)
 		}
 	case pol == Layer2:
 		if t != nil {
-			rare = xorL2Table(t, mem, fr, out)
+			rare = xorL2Tablex4(t, mem, fr, out)
 		} else {
-			rare = xorL2(st.mp, st.ds, &st.members, mem, fr, out)
+			rare = xorL2x4(st.mp, st.ds, &st.members, mem, fr, out)
 		}
 	case pol == VLANSrcMAC:
 		if t != nil {
-			rare = xorSrcMACTable(t, mem, fr, out)
+			rare = xorSrcMACTablex4(t, mem, fr, out)
 		} else {
-			rare = xorSrcMAC(st.mp>>8, st.ds>>8, &st.members, mem, fr, out)
+			rare = xorSrcMACx4(st.mp>>8, st.ds>>8, &st.members, mem, fr, out)
 		}
 	default:
 		rare = ^uint64(0) >> (64 - len(fr))
