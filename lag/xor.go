@@ -53,7 +53,7 @@ import (
 // against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
 // transcription of the kernel).
 
-//go:generate go test -run ^TestUnrolled$ -update
+//go:generate go run ./internal/unroll/gen
 
 // Little-endian views of network-order values, so that a 2- or 4-byte load compares with a constant.
 const (
@@ -168,38 +168,46 @@ func pickConsts(count uint32) (mp, ds uint64) {
 }
 
 // xor64 chooses in XOR mode the members of the frames fr (at most 64) of the arena mem into out
-// (len(out) == len(fr)): the batch loop of the policy and the choice, then the general path for
-// the frames the loop left (bit i of its result: frame i).
+// (len(out) == len(fr)): the batch loop of the policy and the choice, which leaves some frames to
+// the general path (xorRare).
 func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) {
+	ob := unsafe.SliceData(out[:len(fr)])
 	var rare uint64
 	switch t := st.table; {
 	case pol == Layer34 || pol == Encap34:
 		if t != nil {
 			rare = xorL34Table(t, mem, fr, out)
 		} else {
-			rare = xorL34x4(st.mp>>1, st.ds, &st.half, mem, fr, out)
+			rare = xorL34x4(st, mem, fr, ob)
 		}
 	case pol == Layer23 || pol == Encap23:
 		if t != nil {
 			rare = xorL23Table(t, mem, fr, out)
 		} else {
-			rare = xorL23x4(st.mp, st.ds, &st.members, mem, fr, out)
+			rare = xorL23x4(st, mem, fr, ob)
 		}
 	case pol == Layer2:
 		if t != nil {
-			rare = xorL2Tablex4(t, mem, fr, out)
+			rare = xorL2Tablex4(st, mem, fr, ob)
 		} else {
-			rare = xorL2x4(st.mp, st.ds, &st.members, mem, fr, out)
+			rare = xorL2x4(st, mem, fr, ob)
 		}
 	case pol == VLANSrcMAC:
 		if t != nil {
-			rare = xorSrcMACTablex4(t, mem, fr, out)
+			rare = xorSrcMACTablex4(st, mem, fr, ob)
 		} else {
-			rare = xorSrcMACx4(st.mp>>8, st.ds>>8, &st.members, mem, fr, out)
+			rare = xorSrcMACx4(st, mem, fr, ob)
 		}
 	default:
 		rare = ^uint64(0) >> (64 - len(fr))
 	}
+	if rare != 0 {
+		xorRare(st, pol, mem, fr, out, rare)
+	}
+}
+
+// xorRare chooses by the general path the member of every frame i of fr whose bit i is set in rare.
+func xorRare(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8, rare uint64) {
 	for ; rare != 0; rare &= rare - 1 {
 		i := bits.TrailingZeros64(rare) & 63
 		out[i] = generalChoice(st, pol, mem, &fr[i])
