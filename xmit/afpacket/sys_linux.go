@@ -36,6 +36,7 @@ const (
 	blkStatusOff   = 8  // tpacket_block_desc.hdr.bh1.block_status
 	blkNumPktsOff  = 12 // num_pkts
 	blkFirstOff    = 16 // offset_to_first_pkt
+	blkLenOff      = 20 // blk_len: bytes of the block in use, from its start
 	blkDescLen     = 48 // sizeof(struct tpacket_block_desc)
 	pktNextOff     = 0  // tpacket3_hdr.tp_next_offset
 	pktSnaplenOff  = 12 // tp_snaplen
