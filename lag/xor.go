@@ -27,8 +27,7 @@ import (
 // set and hashed after the loop by the general path (hashFrame): keeping the call out of the loop
 // keeps the loop's state in registers.
 //
-// How the loops are written, each point measured in instructions per frame (BENCH.md); the two L3
-// table loops keep an earlier form (index walk, straight path first), which ran faster in time:
+// How the loops are written, each point measured in instructions per frame (BENCH.md):
 //   - They walk the descriptors by one pointer from the last frame down (f = &fr[i] by pointer,
 //     out[i] by the out base + i): a decrement, an add and the loop test per frame, and one
 //     register fewer than a base and an offset (with one more, the compiler spilled the window
@@ -45,9 +44,12 @@ import (
 //     kernel's >> 1 and the byte swap's >> 8), or the table with the bucket fold shortened
 //     algebraically.
 //
-// xor64 runs the pointer-walk loops in their unrolled form (xor_unrolled.go, generated from the
-// loops here by TestUnrolled): four copies of the body per iteration (a quarter of the loop's
-// decrement, add and test per frame), the last len % 4 frames by the loop here.
+// xor64 runs every loop in its unrolled form (xor_unrolled.go, generated from the loops here by
+// internal/unroll: go generate ./lag): four copies of the body per iteration (a quarter of the
+// loop's decrement, add and test per frame), the last len % 4 frames by the loop here. The L3
+// table loops, kept in an earlier form (index walk) since session 4 because the pointer walk ran
+// slower in time then, are back in the common form: unrolled they retire 28.8 instead of 36.1
+// instructions per frame and ran no slower (BENCH.md).
 //
 // TestSelectEqualsGeneral, TestSelectEqualsGeneralAdversarial and FuzzSelect check every loop
 // against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
@@ -176,13 +178,13 @@ func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) 
 	switch t := st.table; {
 	case pol == Layer34 || pol == Encap34:
 		if t != nil {
-			rare = xorL34Table(t, mem, fr, out)
+			rare = xorL34Tablex4(st, mem, fr, ob)
 		} else {
 			rare = xorL34x4(st, mem, fr, ob)
 		}
 	case pol == Layer23 || pol == Encap23:
 		if t != nil {
-			rare = xorL23Table(t, mem, fr, out)
+			rare = xorL23Tablex4(st, mem, fr, ob)
 		} else {
 			rare = xorL23x4(st, mem, fr, ob)
 		}
@@ -399,23 +401,6 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 	return rare
 }
 
-// v4OK and v4Addrs serve the table loops, which keep their earlier form (index walk, one second
-// path through a network-header pointer): written like the others they ran about 20 % slower in
-// time on this machine (paired runs, BENCH.md) although they retired 15 % fewer instructions.
-
-// v4OK reports whether the 24 bytes at ip start an IPv4 header the L3 loops hash inline: version
-// 4 with a 20-byte header, not a fragment (no MF flag, offset 0), carrying TCP or UDP.
-func v4OK(ip *[24]byte) bool {
-	x := binary.LittleEndian.Uint32(ip[6:10]) & v4FragProto
-	return ip[0] == 0x45 && (x == v4TCP || x == v4UDP)
-}
-
-// v4Addrs is src ^ dst of the IPv4 header at ip, as the kernel loads them (little-endian u32).
-func v4Addrs(ip *[24]byte) uint32 {
-	a := binary.LittleEndian.Uint64(ip[12:20])
-	return uint32(a) ^ uint32(a>>32)
-}
-
 // The L3 loops spell out every path in each loop (a call, or a shared helper too large to inline,
 // would make the compiler spill the loop's registers on the straight path too). The second path
 // tells the IPv6 and tagged frames apart by their own checks, each reading its fields at constant
@@ -476,34 +461,50 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ binary.LittleEndian.Uint32(w[34:38])
-				out[i] = t[bucket34(h)]
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
 			} else {
 				rare |= 1 << (i & 63)
 			}
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			rare |= 1 << (i & 63)
 		} else {
-			et := binary.LittleEndian.Uint16(w[12:14])
-			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-			}
-			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ binary.LittleEndian.Uint32(ip[20:24])
-				out[i] = t[bucket34(h)]
-			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ binary.LittleEndian.Uint32(ip[40:44])
-				out[i] = t[bucket34(h)]
-			} else {
-				rare |= 1 << (i & 63)
-			}
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -566,34 +567,50 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = t[0]
-	for i := len(fr) - 1; i >= 0; i-- {
-		f := &fr[i]
-		off := uint64(f.Off)
-		if f.Len < l3MinLen || off+l3Win > uint64(len(mem)) {
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[off : off+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff == v4Head {
-			if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x == v4TCP || x == v4UDP {
-				h := binary.LittleEndian.Uint32(w[26:30]) ^ binary.LittleEndian.Uint32(w[30:34]) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
-				out[i] = t[bucket23(h)]
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
 			} else {
 				rare |= 1 << (i & 63)
 			}
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			rare |= 1 << (i & 63)
 		} else {
-			et := binary.LittleEndian.Uint16(w[12:14])
-			ip, nh := (*[48]byte)(w[14:62]), uint16(14)
-			if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				et, ip, nh = binary.LittleEndian.Uint16(w[16:18]), (*[48]byte)(w[18:66]), 18
-			}
-			if et == v4LE && nh+24 <= f.Len && v4OK((*[24]byte)(ip[:24])) {
-				h := v4Addrs((*[24]byte)(ip[:24])) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv4
-				out[i] = t[bucket23(h)]
-			} else if et == v6LE && nh+44 <= f.Len && (ip[6] == protoTCP || ip[6] == protoUDP) {
-				h := v6Addrs(ip) ^ macLow((*[12]byte)(w[:12])) ^ ethIPv6
-				out[i] = t[bucket23(h)]
-			} else {
-				rare |= 1 << (i & 63)
-			}
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
 		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }

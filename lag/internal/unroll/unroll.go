@@ -21,8 +21,7 @@ type Loop struct{ Name, Consts string }
 const Factor = 4
 
 // Loops are the batch loops of xor.go that xor_unrolled.go repeats Factor times per
-// iteration, each with the arguments it takes from the snapshot st. The L3 table loops keep their
-// own form (xor.go's doc), so they are not here.
+// iteration, each with the arguments it takes from the snapshot st.
 var Loops = []Loop{
 	{"xorL2", "st.mp, st.ds, &st.members"},
 	{"xorL2Table", "st.table"},
@@ -30,6 +29,8 @@ var Loops = []Loop{
 	{"xorSrcMACTable", "st.table"},
 	{"xorL34", "st.mp >> 1, st.ds, &st.half"},
 	{"xorL23", "st.mp, st.ds, &st.members"},
+	{"xorL34Table", "st.table"},
+	{"xorL23Table", "st.table"},
 }
 
 // Unrolled writes, for every loop in fns (in xor.go's form: a prologue that ends with
