@@ -14,6 +14,9 @@ type synthRing struct {
 	p    *Port
 	want []frame.Frame // what a naive walk of the blocks hands out, in order
 	bad  int           // frames it drops
+
+	exact   bool // fill: the last frame of a block ends exactly at the block's end when it can
+	hostile bool // fill: sometimes a block's blk_len (which only bounds Recv's read-ahead) is nonsense
 }
 
 func newSynthRing(blockSize, nblocks uint32, port uint16) *synthRing {
@@ -35,7 +38,10 @@ func (s *synthRing) fill(rng *rand.Rand, blk uint32, sizes []int, fault func(i i
 	for _, sz := range sizes {
 		mac := uint32(pktHdrLen + RingHeadroom)
 		if off+mac+uint32(sz) > p.blockSize {
-			break
+			if !s.exact || off+mac+14 > p.blockSize {
+				break
+			}
+			sz = int(p.blockSize - off - mac) // the block's last byte is this frame's last byte
 		}
 		h := b[off:]
 		ne.PutUint32(h[pktSnaplenOff:], uint32(sz))
@@ -65,8 +71,11 @@ func (s *synthRing) fill(rng *rand.Rand, blk uint32, sizes []int, fault func(i i
 		switch fault(i) {
 		case faultChain:
 			next = uint32(rng.IntN(pktHdrLen)) // points inside its own header
-			if rng.IntN(2) == 0 {
+			switch {
+			case rng.IntN(3) == 0:
 				next = p.blockSize // past the block
+			case i > 0 && rng.IntN(2) == 0:
+				next = offs[rng.IntN(i)] - o // back to an earlier header (wraps around as a uint32)
 			}
 		case faultFrame:
 			switch rng.IntN(3) {
@@ -83,7 +92,13 @@ func (s *synthRing) fill(rng *rand.Rand, blk uint32, sizes []int, fault func(i i
 	}
 	ne.PutUint32(b[blkNumPktsOff:], uint32(len(offs)))
 	ne.PutUint32(b[blkFirstOff:], blkDescLen)
-	ne.PutUint32(b[blkLenOff:], off)
+	used := off
+	if s.hostile && rng.IntN(2) == 0 {
+		bs := p.blockSize
+		bad := []uint32{0, 1, 47, bs - 1, bs, bs + 1, bs + 64, bs + 4096, 2 * bs, 1 << 31, 0xffffffff}
+		used = bad[rng.IntN(len(bad))]
+	}
+	ne.PutUint32(b[blkLenOff:], used)
 	s.expect(blk)
 	atomic.StoreUint32(p.word(base+blkStatusOff), tpStatusUser)
 	return len(offs)
@@ -143,12 +158,16 @@ func TestWalkMatchesNaive(t *testing.T) {
 		{"large", 9000, false},
 		{"small-faults", 128, true},
 		{"imix-faults", 1500, true},
+		{"large-faults", 9000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(c.maxSize)))
 			for round := range 20 {
 				const bs, nb = 4 * 4096, 8
 				s := newSynthRing(bs, nb, uint16(round))
+				// Blocks filled to their last byte (also the ring's, in the last block) and, with
+				// faults, nonsense blk_len values: the read-ahead must stay inside the block.
+				s.exact, s.hostile = round%2 == 1, c.faults
 				for blk := range uint32(nb) {
 					var sizes []int
 					for range 1000 {
