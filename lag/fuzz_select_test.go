@@ -29,12 +29,13 @@ func FuzzSelect(f *testing.F) {
 		if oob {
 			fr.Flags |= frame.FlagVLAN
 		}
-		// The same frame twice: once at the arena's end, once at its start with the window in
-		// bounds.
+		// The same frame five times at the arena's end (one group of four for the unrolled loops,
+		// the end-of-arena frame in every position of it, and one frame for the remainder loop),
+		// then five times at the arena's start with the window in bounds.
 		mem2 := make([]byte, 64+len(b)+80)
 		copy(mem2[64:], b)
 		copy(mem2[64+len(b):], after)
-		checkSelectEqualsGeneral(t, &frame.Batch{Mem: mem, Frames: []frame.Frame{fr}})
-		checkSelectEqualsGeneral(t, &frame.Batch{Mem: mem2, Frames: []frame.Frame{fr, fr}})
+		checkSelectEqualsGeneral(t, &frame.Batch{Mem: mem, Frames: []frame.Frame{fr, fr, fr, fr, fr}})
+		checkSelectEqualsGeneral(t, &frame.Batch{Mem: mem2, Frames: []frame.Frame{fr, fr, fr, fr, fr}})
 	})
 }

@@ -2,6 +2,7 @@ package lag
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -478,6 +479,11 @@ func TestSelectEqualsGeneralShapes(t *testing.T) {
 		}
 	}
 	checkSelectEqualsGeneral(t, big)
+	// Batch lengths that leave 1-3 frames to the unrolled loops' remainder, whose results are
+	// shifted by the unrolled frames' count (33-63 frames: a wrong shift shows only there).
+	for _, n := range []int{5, 37, 61, 62, 63, 65, 67} {
+		checkSelectEqualsGeneral(t, &frame.Batch{Mem: big.Mem, Frames: slices.Clone(big.Frames[:n])})
+	}
 
 	for size := 0; size <= 80; size++ {
 		for trial := 0; trial < 8; trial++ {

@@ -9,6 +9,7 @@ import (
 	"go/ast"
 	"go/format"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"regexp"
 	"strings"
@@ -63,7 +64,7 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 		bodyHead = "\t\tf := (*frame.Frame)(fp) // &fr[i]\n"
 		loopTail = "\t\tif i == 0 {\n\t\t\tbreak\n\t\t}\n\t\tfp = unsafe.Add(fp, -int(frameSize))\n\t}\n\treturn rare\n}"
 	)
-	limRE := regexp.MustCompile(`\n\t_ = (\w+)\[0\]\n\tif len\(mem\) < (\w+) \{\n\t\treturn \^uint64\(0\) >> \(64 - len\(fr\)\)\n\t\}\n\tlim := int64\(len\(mem\)\) - (\w+)\n\tif len\(fr\) == 0 \{\n\t\treturn 0\n\t\}\n$`)
+	limRE := regexp.MustCompile(`^\{\n\tout = out\[:len\(fr\)\]\n\t_ = (\w+)\[0\]\n\tif len\(mem\) < (\w+) \{\n\t\treturn \^uint64\(0\) >> \(64 - len\(fr\)\)\n\t\}\n\tlim := int64\(len\(mem\)\) - (\w+)\n\tif len\(fr\) == 0 \{\n\t\treturn 0\n\t\}\n$`)
 	for _, fn := range fns {
 		name := fn.Name
 		fd := decls[name]
@@ -83,6 +84,10 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 		}
 		table, window := m[1], m[2]
 		body = body[len(bodyHead):]
+		if strings.Contains(body, "continue") || strings.Contains(body, "break") || strings.Contains(body, "goto") || strings.Contains(body, "return") {
+			// A jump out of one copy would skip the copies after it.
+			return nil, fmt.Errorf("%s: the loop body jumps (continue, break, goto or return)", name)
+		}
 		var args []string
 		for _, p := range fd.Type.Params.List {
 			for _, n := range p.Names {
@@ -103,11 +108,17 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 		fmt.Fprintf(&b, "\t\tfor i := n - 1; ; i -= %d {\n", k)
 		b.WriteString(bodyHead)
 		b.WriteString(body)
+		// Copy j of the body differs from copy 0 in the frame's index only, which it uses in exactly
+		// two forms (checked on the tokens: any other use of i would be left pointing at copy 0's
+		// frame). Writing copy j as the body verbatim under "i := i - j" would need no rewriting,
+		// but cost 1-2 instructions per frame in the layer2+3 and layer3+4 loops (register
+		// allocation), so the two forms are rewritten instead.
+		const outAt, rareAt = "unsafe.Add(ob, i)", "1 << (i & 63)"
+		if uses, known := identUses(body, "i"), strings.Count(body, outAt)+strings.Count(body, rareAt); uses != known {
+			return nil, fmt.Errorf("%s: the body uses i %d times, %d of them as %s or %s", name, uses, known, outAt, rareAt)
+		}
 		for j := 1; j < k; j++ {
-			c := strings.NewReplacer("unsafe.Add(ob, i)", fmt.Sprintf("unsafe.Add(ob, i-%d)", j), "1 << (i & 63)", fmt.Sprintf("1 << ((i - %d) & 63)", j)).Replace(body)
-			if strings.Contains(strings.NewReplacer("i-", "", "(i - ", "").Replace(c), "i)") || strings.Contains(c, " i ") {
-				return nil, fmt.Errorf("%s: the body uses i other than in unsafe.Add(ob, i) and 1 << (i & 63)", name)
-			}
+			c := strings.NewReplacer(outAt, fmt.Sprintf("unsafe.Add(ob, i-%d)", j), rareAt, fmt.Sprintf("1 << ((i - %d) & 63)", j)).Replace(body)
 			fmt.Fprintf(&b, "\t\t{\n\t\t\tf := (*frame.Frame)(unsafe.Add(fp, -%d*int(frameSize))) // &fr[i-%d]\n", j, j)
 			b.WriteString(c)
 			b.WriteString("\t\t}\n")
@@ -115,4 +126,21 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 		fmt.Fprintf(&b, "\t\tif i < %d {\n\t\t\tbreak\n\t\t}\n\t\tfp = unsafe.Add(fp, -%d*int(frameSize))\n\t}\n\t}\n\treturn rare\n}\n", 2*k-1, k)
 	}
 	return format.Source(b.Bytes())
+}
+
+// identUses counts the identifier tokens named name in the Go source fragment src.
+func identUses(src, name string) int {
+	fset := token.NewFileSet()
+	var sc scanner.Scanner
+	sc.Init(fset.AddFile("", -1, len(src)), []byte(src), nil, 0)
+	n := 0
+	for {
+		_, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			return n
+		}
+		if tok == token.IDENT && lit == name {
+			n++
+		}
+	}
 }
