@@ -341,6 +341,22 @@ func TestE2E(t *testing.T) {
 	}
 
 	res := map[caseKey][]sample{}
+	// measure starts g, waits out the warm-up, counts what reaches the sink over the window, stops g
+	// and returns the sink's rate in Mpps and the generator's result.
+	measure := func(g *gen.Generator) (float64, gen.Result, error) {
+		g.Start()
+		time.Sleep(warm)
+		s0, _ := rxPackets(tp.sink, tp.s0)
+		t0 := time.Now()
+		time.Sleep(window)
+		s1, err := rxPackets(tp.sink, tp.s0)
+		el := time.Since(t0)
+		gr := g.Stop()
+		if err == nil && s1 == s0 {
+			err = fmt.Errorf("nothing reached the sink (gen: %v, last error %v)", gr, g.LastError())
+		}
+		return float64(s1-s0) / el.Seconds() / 1e6, gr, err
+	}
 	txOnly := func(c caseKey) (sample, error) {
 		eng := gen.EngineAFXDP
 		if c.fwd == "tx-afpacket" {
@@ -351,22 +367,12 @@ func TestE2E(t *testing.T) {
 		if err != nil {
 			return sample{}, err
 		}
-		g.Start()
-		time.Sleep(warm)
-		s0, _ := rxPackets(tp.sink, tp.s0)
-		t0 := time.Now()
-		time.Sleep(window)
-		s1, err := rxPackets(tp.sink, tp.s0)
-		el := time.Since(t0)
-		gr := g.Stop()
+		mpps, gr, err := measure(g)
 		if err != nil {
 			return sample{}, err
 		}
-		smp := sample{mpps: float64(s1-s0) / el.Seconds() / 1e6, offered: gr.PPS() / 1e6}
+		smp := sample{mpps: mpps, offered: gr.PPS() / 1e6}
 		t.Logf("%s: %.3f Mpps at the sink, %.3f taken by the sender; gen %v", c.fwd, smp.mpps, smp.offered, gr)
-		if s1 == s0 {
-			return smp, fmt.Errorf("nothing reached the sink (gen: %v, last error %v)", gr, g.LastError())
-		}
 		return smp, nil
 	}
 	runOne := func(c caseKey) (sample, error) {
@@ -401,25 +407,15 @@ func TestE2E(t *testing.T) {
 			t.Log(r.stop())
 			return sample{}, err
 		}
-		g.Start()
-		time.Sleep(warm)
-		s0, _ := rxPackets(tp.sink, tp.s0)
-		t0 := time.Now()
-		time.Sleep(window)
-		s1, err := rxPackets(tp.sink, tp.s0)
-		el := time.Since(t0)
-		gr := g.Stop()
+		mpps, gr, err := measure(g)
 		log := r.stop()
 		if err != nil {
-			return sample{}, err
+			return sample{}, fmt.Errorf("%w; %s", err, log)
 		}
 		// Offered: the generator's own average (the XDP engine counts a whole BPF_PROG_RUN call at once).
-		smp := sample{mpps: float64(s1-s0) / el.Seconds() / 1e6, offered: gr.PPS() / 1e6, threaded: threaded}
+		smp := sample{mpps: mpps, offered: gr.PPS() / 1e6, threaded: threaded}
 		t.Logf("%s/%s/%s: %.3f Mpps at the sink, %.3f offered (threaded=%q); gen %v; %s", c.sender, c.napi, c.fwd,
 			smp.mpps, smp.offered, threaded, gr, log)
-		if s1 == s0 {
-			return smp, fmt.Errorf("nothing reached the sink (gen: %v, last error %v)", gr, g.LastError())
-		}
 		return smp, nil
 	}
 	load0, _ := os.ReadFile("/proc/loadavg")
