@@ -10,13 +10,14 @@
 # Choose FUNC-REGEX narrowly: a pattern such as 'lag\.' also matches the test's own frame generators,
 # whose cost does not scale with N, and the difference is then meaningless (it can come out negative).
 # Go binaries run under valgrind with GODEBUG=asyncpreemptoff=1; build bench binaries with
-# CGO_ENABLED=0. Needs valgrind (callgrind_annotate) and bc.
+# CGO_ENABLED=0. Needs valgrind (callgrind_annotate) and bc. --fair-sched=yes: without it a Go test
+# binary hung twice under valgrind (a runtime spin), session 5.
 set -euo pipefail
 bin=$1; re=$2; fpo=$3; pat=$4; n1=${5:-2000}; n2=${6:-12000}
 tmp=$(mktemp -d /tmp/irper.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 ir() {
-  GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$bin" \
+  GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$tmp/cg.$1" "$bin" \
     -test.run '^$' -test.bench "$re" -test.benchtime "${1}x" -test.count 1 >/dev/null 2>&1
   callgrind_annotate --auto=no --threshold=100 ${INCL:+--inclusive=yes} "$tmp/cg.$1" 2>/dev/null |
     grep -E "$pat" | awk '{gsub(",","",$1); s+=$1} END {printf "%.0f\n", s}'
