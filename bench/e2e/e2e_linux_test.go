@@ -363,7 +363,7 @@ func TestE2E(t *testing.T) {
 			eng = gen.EngineAFPacket
 		}
 		g, err := gen.Open(&gen.Config{Netns: tp.rtr.Name, Interface: tp.rout, Engine: eng, Flows: 1000,
-			Dst: dst, DstMAC: [6]byte{2, 0, 0, 0, 0, 0x98}, CPU: 0, Nice: nice()})
+			Dst: dst, DstMAC: [6]byte{2, 0, 0, 0, 0, 0x98}, CPU: 0, Nice: nice(), Batch: envInt("WIRESPEED_E2E_TX_BATCH", 64)})
 		if err != nil {
 			return sample{}, err
 		}
