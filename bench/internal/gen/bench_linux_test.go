@@ -19,7 +19,7 @@ func BenchmarkEngines(b *testing.B) {
 	ns := nettest.NewNS(b, "gb")
 	ns.Exec(b, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
 	a, _ := nettest.Veth(b, ns, ns, "a", "b")
-	for _, eng := range []Engine{EngineAFPacket, EngineXDP} {
+	for _, eng := range []Engine{EngineAFPacket, EngineXDP, EngineAFXDP} {
 		b.Run("engine=gen-"+string(eng), func(b *testing.B) {
 			g, err := Open(&Config{Netns: ns.Name, Interface: a, Engine: eng, Flows: 64, CPU: 1, Repeat: 1 << 18})
 			if err != nil {

@@ -130,6 +130,8 @@ func TestGeneratorOnVeth(t *testing.T) {
 		{"xdp-one-flow", Config{Engine: EngineXDP}, 0},
 		{"xdp-flows-sizes", Config{Engine: EngineXDP, Flows: 8, Sizes: []int{60, 100}, Dst: routes}, 0},
 		{"xdp-vlan", Config{Engine: EngineXDP, Flows: 4, VLAN: 101, VLANs: 2, Dst: routes}, 1},
+		{"afxdp", Config{Engine: EngineAFXDP, Flows: 8, Sizes: []int{60, 100, 1514}, Dst: routes}, 0},
+		{"afxdp-vlan", Config{Engine: EngineAFXDP, Flows: 4, VLAN: 101, VLANs: 2, Dst: routes}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cfg
