@@ -98,11 +98,21 @@ func (f *FanIn[T]) Closed() bool {
 // poll fills out from the rings in turn, starting one ring further on each
 // call so that every ring is first in turn.
 func (f *FanIn[T]) poll(out []T) int {
-	rings := f.rings
+	return f.pollFrom(f.advance(), out)
+}
+
+// advance returns the ring the next poll starts at and moves f.next on.
+func (f *FanIn[T]) advance() int {
 	i := f.next
-	if f.next++; f.next == len(rings) {
+	if f.next++; f.next == len(f.rings) {
 		f.next = 0
 	}
+	return i
+}
+
+// pollFrom is poll starting at ring i, without moving f.next.
+func (f *FanIn[T]) pollFrom(i int, out []T) int {
+	rings := f.rings
 	got := 0
 	for range rings {
 		got += rings[i].dequeue(out[got:])
@@ -121,7 +131,13 @@ func (f *FanIn[T]) poll(out []T) int {
 // previous call started at and takes from each ring in turn as many as fit.
 // Consumer only.
 func (f *FanIn[T]) DequeueBurst(out []T) int {
-	n := f.poll(out)
+	// Fast path: the first ring in turn fills out by itself (what poll would
+	// do, in one call).
+	i := f.advance()
+	if f.rings[i].dequeueFull(out) {
+		return len(out)
+	}
+	n := f.pollFrom(i, out)
 	if n == 0 && len(out) > 0 {
 		f.empty.Add(1)
 	}
@@ -132,7 +148,17 @@ func (f *FanIn[T]) DequeueBurst(out []T) int {
 // does, until some ring has items (n > 0, nil), every ring is closed and
 // empty (0, ErrClosed) or ctx is done (0, ctx.Err()). Consumer only.
 func (f *FanIn[T]) DequeueBurstWait(ctx context.Context, out []T) (int, error) {
-	if n := f.poll(out); n > 0 || len(out) == 0 {
+	// Fast path, as in DequeueBurst.
+	i := f.advance()
+	if f.rings[i].dequeueFull(out) {
+		return len(out), nil
+	}
+	return f.dequeueBurstWaitSlow(ctx, out, i)
+}
+
+//go:noinline
+func (f *FanIn[T]) dequeueBurstWaitSlow(ctx context.Context, out []T, i int) (int, error) {
+	if n := f.pollFrom(i, out); n > 0 || len(out) == 0 {
 		return n, nil
 	}
 	f.empty.Add(1)

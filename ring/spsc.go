@@ -236,27 +236,47 @@ func (r *SPSC[T]) avail(head, want uint64) uint64 {
 	return a
 }
 
-// put copies items into the slots from tail on, wrapping once if needed.
+// put copies items into the slots from tail on. The common case (no wrap)
+// is one copy, inlined into the caller; the wrap is out of line.
 func (r *SPSC[T]) put(tail uint64, items []T) {
 	i := tail & r.mask
-	if k := copy(r.buf[i:], items); k < len(items) {
-		copy(r.buf, items[k:])
+	if j := i + uint64(len(items)); j <= uint64(len(r.buf)) {
+		copy(r.buf[i:j], items)
+		return
 	}
+	r.putWrap(i, items)
+}
+
+//go:noinline
+func (r *SPSC[T]) putWrap(i uint64, items []T) {
+	k := copy(r.buf[i:], items)
+	copy(r.buf, items[k:])
 }
 
 // take copies len(out) items from the slots from head on into out, zeroing
-// the slots if T holds pointers.
+// the slots if T holds pointers. Like put, the wrap is out of line.
 func (r *SPSC[T]) take(head uint64, out []T) {
 	i := head & r.mask
+	if j := i + uint64(len(out)); j <= uint64(len(r.buf)) {
+		s := r.buf[i:j]
+		copy(out, s)
+		if r.clr {
+			clear(s)
+		}
+		return
+	}
+	r.takeWrap(i, out)
+}
+
+//go:noinline
+func (r *SPSC[T]) takeWrap(i uint64, out []T) {
 	k := copy(out, r.buf[i:])
 	if r.clr {
-		clear(r.buf[i : i+uint64(k)])
+		clear(r.buf[i:])
 	}
-	if k < len(out) {
-		m := copy(out[k:], r.buf)
-		if r.clr {
-			clear(r.buf[:m])
-		}
+	m := copy(out[k:], r.buf)
+	if r.clr {
+		clear(r.buf[:m])
 	}
 }
 
@@ -294,13 +314,41 @@ func (r *SPSC[T]) dequeue(out []T) int {
 	return int(n)
 }
 
+// dequeueFull fills all of out and reports true if the consumer's cached
+// view of tail shows len(out) items that do not wrap; otherwise it does
+// nothing and reports false (the caller falls back to dequeue). It is the
+// fast path of DequeueBurst as one call, for FanIn.
+func (r *SPSC[T]) dequeueFull(out []T) bool {
+	head := r.c.head.Load()
+	n := uint64(len(out))
+	if i, j := head&r.mask, head&r.mask+n; n-1 < r.c.tailCache-head && j <= uint64(len(r.buf)) {
+		s := r.buf[i:j]
+		copy(out, s)
+		if r.clr {
+			clear(s)
+		}
+		r.c.head.Store(head + n)
+		r.wakeProducer(head + n)
+		return true
+	}
+	return false
+}
+
 // wakeProducer is called by the consumer after publishing head. A parked
 // producer stored in pw.sleeping how much room it waits for (at most half
 // the ring, so that it wakes to a large gap rather than once per consumer
 // burst); wake it once the consumer's view shows that much room. The view
 // may overstate the room (its tail is stale), never understate it, so a
-// wake-up can come early but is never lost.
+// wake-up can come early but is never lost. The check while nobody sleeps
+// (one load) is inlined; the rest is out of line.
 func (r *SPSC[T]) wakeProducer(head uint64) {
+	if r.pw.sleeping.Load() != 0 {
+		r.wakeProducerSlow(head)
+	}
+}
+
+//go:noinline
+func (r *SPSC[T]) wakeProducerSlow(head uint64) {
 	if want := r.pw.sleeping.Load(); want != 0 && r.size-(r.c.tailCache-head) >= uint64(want) {
 		r.pw.wake()
 	}
@@ -309,6 +357,22 @@ func (r *SPSC[T]) wakeProducer(head uint64) {
 // EnqueueBurst adds as many items as fit, in order, and returns how many:
 // items[:n] are in the ring, items[n:] are not. Producer only.
 func (r *SPSC[T]) EnqueueBurst(items []T) int {
+	// Fast path: the cached view of head shows room for all of items and
+	// they do not wrap. This is enqueue's body written out, so that the
+	// common call is one frame with one copy; everything else is out of line.
+	tail := r.p.tail.Load()
+	n := uint64(len(items))
+	if i, j := tail&r.mask, tail&r.mask+n; n-1 < r.p.headCache+r.size-tail && j <= uint64(len(r.buf)) {
+		copy(r.buf[i:j], items)
+		r.p.tail.Store(tail + n)
+		r.cw.wakeIfParked()
+		return int(n)
+	}
+	return r.enqueueBurstSlow(items)
+}
+
+//go:noinline
+func (r *SPSC[T]) enqueueBurstSlow(items []T) int {
 	n := r.enqueue(items)
 	if n < len(items) {
 		r.p.full.Add(1)
@@ -351,6 +415,25 @@ func (r *SPSC[T]) Enqueue(v T) bool {
 // DequeueBurst moves up to len(out) items into out[:n], oldest first, and
 // returns n; 0 means the ring was empty. Consumer only.
 func (r *SPSC[T]) DequeueBurst(out []T) int {
+	// Fast path: the cached view of tail shows len(out) items and they do
+	// not wrap (see EnqueueBurst).
+	head := r.c.head.Load()
+	n := uint64(len(out))
+	if i, j := head&r.mask, head&r.mask+n; n-1 < r.c.tailCache-head && j <= uint64(len(r.buf)) {
+		s := r.buf[i:j]
+		copy(out, s)
+		if r.clr {
+			clear(s)
+		}
+		r.c.head.Store(head + n)
+		r.wakeProducer(head + n)
+		return int(n)
+	}
+	return r.dequeueBurstSlow(out)
+}
+
+//go:noinline
+func (r *SPSC[T]) dequeueBurstSlow(out []T) int {
 	n := r.dequeue(out)
 	if n == 0 && len(out) > 0 {
 		r.c.empty.Add(1)

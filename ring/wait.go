@@ -65,6 +65,25 @@ func (w *waiter) park(done <-chan struct{}) bool {
 // empty, or 0 and ctx.Err(). A busy consumer never parks: when items are
 // queued it returns them at once. Consumer only.
 func (r *SPSC[T]) DequeueBurstWait(ctx context.Context, out []T) (int, error) {
+	// Fast path, as in DequeueBurst: the cached tail shows len(out) items
+	// that do not wrap.
+	head := r.c.head.Load()
+	n := uint64(len(out))
+	if i, j := head&r.mask, head&r.mask+n; n-1 < r.c.tailCache-head && j <= uint64(len(r.buf)) {
+		s := r.buf[i:j]
+		copy(out, s)
+		if r.clr {
+			clear(s)
+		}
+		r.c.head.Store(head + n)
+		r.wakeProducer(head + n)
+		return int(n), nil
+	}
+	return r.dequeueBurstWaitSlow(ctx, out)
+}
+
+//go:noinline
+func (r *SPSC[T]) dequeueBurstWaitSlow(ctx context.Context, out []T) (int, error) {
 	if n := r.dequeue(out); n > 0 || len(out) == 0 {
 		return n, nil
 	}
@@ -109,6 +128,21 @@ func (r *SPSC[T]) EnqueueBurstWait(ctx context.Context, items []T) (int, error) 
 	if r.closed.Load() {
 		return 0, ErrClosed
 	}
+	// Fast path, as in EnqueueBurst: the cached head shows room for all
+	// and they do not wrap.
+	tail := r.p.tail.Load()
+	n := uint64(len(items))
+	if i, j := tail&r.mask, tail&r.mask+n; n-1 < r.p.headCache+r.size-tail && j <= uint64(len(r.buf)) {
+		copy(r.buf[i:j], items)
+		r.p.tail.Store(tail + n)
+		r.cw.wakeIfParked()
+		return int(n), nil
+	}
+	return r.enqueueBurstWaitSlow(ctx, items)
+}
+
+//go:noinline
+func (r *SPSC[T]) enqueueBurstWaitSlow(ctx context.Context, items []T) (int, error) {
 	n := r.enqueue(items)
 	if n == len(items) {
 		return n, nil
