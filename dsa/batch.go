@@ -24,6 +24,11 @@ import (
 // The wide loads are little-endian: the masks and constants below are the big-endian layouts of
 // formats.go with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).
 //
+// The loops run four frames per iteration through their unrolled copies in batch_x4.go, generated
+// from the loops here by unroll_test.go (go generate ./dsa).
+//
+//go:generate go test -run ^TestUnrolled$ -update .
+//
 // Direct calls of the loop functions rather than a table of funcs: every pointer passed through a
 // func value escapes (ins, fr), so a caller's stack array of Info would then be allocated on every
 // call (measured with -gcflags=-m). Each loop function is go:noinline: inlined into the switch, a
@@ -62,39 +67,39 @@ func (c *codec) decodeBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reaso
 	clear(rs[:len(fr)]) // the loops mark only the frames they leave
 	switch c.kind {
 	case kNone:
-		decNoneBatch(fr, ins, rs)
+		decNoneBatchx4(fr, ins, rs)
 	case kDSA:
-		decDSABatch(mem, fr, ins, rs)
+		decDSABatchx4(mem, fr, ins, rs)
 	case kEDSA:
-		decEDSABatch(mem, fr, ins, rs)
+		decEDSABatchx4(mem, fr, ins, rs)
 	case kBrcm:
-		decBrcmBatch(mem, fr, ins, rs)
+		decBrcmBatchx4(mem, fr, ins, rs)
 	case kBrcmPrepend:
-		decBrcmPrependBatch(mem, fr, ins, rs)
+		decBrcmPrependBatchx4(mem, fr, ins, rs)
 	case kQCA:
-		decQCABatch(mem, fr, ins, rs)
+		decQCABatchx4(mem, fr, ins, rs)
 	case kMTK:
-		decMTKBatch(mem, fr, ins, rs)
+		decMTKBatchx4(mem, fr, ins, rs)
 	case kKSZ8795, kHellcreek:
-		decTail1Batch(mem, fr, ins, rs)
+		decTail1Batchx4(mem, fr, ins, rs)
 	case kKSZ9477, kKSZ9893, kLAN937x:
-		decKSZBatch(mem, fr, ins, rs)
+		decKSZBatchx4(mem, fr, ins, rs)
 	case kRTL4A:
-		decRTL4ABatch(mem, fr, ins, rs)
+		decRTL4ABatchx4(mem, fr, ins, rs)
 	case kRTL84:
-		decRTL84Batch(mem, fr, ins, rs)
+		decRTL84Batchx4(mem, fr, ins, rs)
 	case kRTL84T:
-		decRTL84TBatch(mem, fr, ins, rs)
+		decRTL84TBatchx4(mem, fr, ins, rs)
 	case k8021Q:
-		dec8021QBatch(mem, fr, ins, rs, c.tpid)
+		dec8021QBatchx4(mem, fr, ins, rs, c.tpid)
 	case kAR9331:
-		decAR9331Batch(mem, fr, ins, rs)
+		decAR9331Batchx4(mem, fr, ins, rs)
 	case kGSWIP:
-		decGSWIPBatch(mem, fr, ins, rs)
+		decGSWIPBatchx4(mem, fr, ins, rs)
 	case kLAN9303:
-		decLAN9303Batch(mem, fr, ins, rs)
+		decLAN9303Batchx4(mem, fr, ins, rs)
 	case kTrailer:
-		decTrailerBatch(mem, fr, ins, rs)
+		decTrailerBatchx4(mem, fr, ins, rs)
 	default:
 		for i := range rs {
 			rs[i] = ReasonBadTag
@@ -583,28 +588,28 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		}
 		tw := bswap32(mvTxWord(d))
 		if c.kind == kDSA {
-			encDSABatch(mem, fr, rs, tw)
+			encDSABatchx4(mem, fr, rs, tw)
 		} else {
-			encEDSABatch(mem, fr, rs, uint64(tw)<<32|0xdada)
+			encEDSABatchx4(mem, fr, rs, uint64(tw)<<32|0xdada)
 		}
 	case kBrcm, kBrcmPrepend:
 		// b0 = opcode 1 <<5 | TC<<2, b1 = 0, b2.0 = port 8, b3 = ports 7-0.
 		tw := uint32(1<<5|(d.Prio&7)<<2) | uint32(d.Ports>>8&1)<<16 | uint32(d.Ports&0xff)<<24
 		if c.kind == kBrcm {
-			encBrcmBatch(mem, fr, rs, tw)
+			encBrcmBatchx4(mem, fr, rs, tw)
 		} else {
-			encBrcmPrependBatch(mem, fr, rs, tw)
+			encBrcmPrependBatchx4(mem, fr, rs, tw)
 		}
 	case kQCA:
 		// version 2 <<14 | priority[13:11] | FROM_CPU bit 7 | port mask[6:0].
-		encQCABatch(mem, fr, rs, bswap16(uint16(2)<<14|uint16(d.Prio&7)<<11|1<<7|uint16(d.Ports)&0x7f))
+		encQCABatchx4(mem, fr, rs, bswap16(uint16(2)<<14|uint16(d.Prio&7)<<11|1<<7|uint16(d.Ports)&0x7f))
 	case kMTK:
 		// b0 = 0 (untagged), b1 = port mask | passthrough bit 7 for a switch index > 0, b2-b3 = 0.
 		tw := uint32(d.Ports&0x3f) << 8
 		if d.Switch != 0 {
 			tw |= 0x80 << 8
 		}
-		encMTKBatch(mem, fr, rs, tw)
+		encMTKBatchx4(mem, fr, rs, tw)
 	case kKSZ8795, kKSZ9893:
 		if d.Flags&DestTimestamp != 0 && c.kind == kKSZ9893 {
 			markSlow(rs)
@@ -615,9 +620,9 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		if c.kind == kKSZ9893 {
 			t, ll = byte(d.Ports)|(d.Prio&3)<<3, 1<<5
 		}
-		encTail1Batch(mem, fr, rs, t, t|ll)
+		encTail1Batchx4(mem, fr, rs, t, t|ll)
 	case kHellcreek:
-		encTail1Batch(mem, fr, rs, byte(d.Ports), byte(d.Ports))
+		encTail1Batchx4(mem, fr, rs, byte(d.Ports), byte(d.Ports))
 	case kKSZ9477, kLAN937x:
 		if d.Flags&DestTimestamp != 0 {
 			markSlow(rs)
@@ -629,17 +634,17 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		if c.kind == kLAN937x {
 			v, ll = uint16(d.Ports)|uint16(d.Prio&7)<<8|1<<13, 1<<11
 		}
-		encTail2Batch(mem, fr, rs, bswap16(v), bswap16(v|ll))
+		encTail2Batchx4(mem, fr, rs, bswap16(v), bswap16(v|ll))
 	case kRTL4A:
 		// 0x8899, 0xA<<12 | BIT(port); frames under 60 bytes (padding) take the slow path.
-		encSA4Batch(mem, fr, rs, 0x9988|uint32(bswap16(0xa<<12|uint16(d.Ports)&0xff))<<16, 60)
+		encSA4Batchx4(mem, fr, rs, 0x9988|uint32(bswap16(0xa<<12|uint16(d.Ports)&0xff))<<16, 60)
 	case kRTL84, kRTL84T:
 		// 0x8899, 0x0400 (protocol 4, reason 0), 0x0020 (LEARN_DIS), ALLOW 0 | mask[10:0].
 		tw := uint64(0x0004_9988) | uint64(0x2000)<<32 | uint64(bswap16(uint16(d.Ports)&0x7ff))<<48
 		if c.kind == kRTL84 {
-			encRTL84Batch(mem, fr, rs, tw)
+			encRTL84Batchx4(mem, fr, rs, tw)
 		} else {
-			encTail8Batch(mem, fr, rs, tw)
+			encTail8Batchx4(mem, fr, rs, tw)
 		}
 	case k8021Q:
 		if d.Switch > 7 || d.Bridge > 7 {
@@ -651,13 +656,13 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 			vid = Tag8021QVID(int(d.Switch), d.Ports.First())
 		}
 		tci := uint16(d.Prio&7)<<13 | vid
-		encSA4Batch(mem, fr, rs, uint32(bswap16(c.tpid))|uint32(bswap16(tci))<<16, minFrame)
+		encSA4Batchx4(mem, fr, rs, uint32(bswap16(c.tpid))|uint32(bswap16(tci))<<16, minFrame)
 	case kAR9331:
 		// LE16 version 1<<14 | FROM_CPU bit 6 | reserved 0b11 <<4 | port.
-		encPrefixBatch(mem, fr, rs, uint32(1<<14|1<<6|3<<4|d.Ports.First()), 2)
+		encPrefixBatchx4(mem, fr, rs, uint32(1<<14|1<<6|3<<4|d.Ports.First()), 2)
 	case kGSWIP:
 		// SLPID CPU (2), DPID ELAN (0), PORT_MAP_EN|PORT_MAP_SEL (0xC0), port map[6:1] | DPID_EN.
-		encPrefixBatch(mem, fr, rs, 2|0xc0<<16|uint32(byte(d.Ports<<1)&0x7e|1)<<24, 4)
+		encPrefixBatchx4(mem, fr, rs, 2|0xc0<<16|uint32(byte(d.Ports<<1)&0x7e|1)<<24, 4)
 	case kLAN9303:
 		// Not bridged: 0x8100, port | STP_OVERRIDE (bit 4). Bridged unicast depends on the DA:
 		// the slow path.
@@ -665,10 +670,10 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 			markSlow(rs)
 			break
 		}
-		encSA4Batch(mem, fr, rs, 0x0081|uint32(bswap16(uint16(d.Ports.First())|1<<4))<<16, minFrame)
+		encSA4Batchx4(mem, fr, rs, 0x0081|uint32(bswap16(uint16(d.Ports.First())|1<<4))<<16, minFrame)
 	case kTrailer:
 		// 0x80, BIT(port), 0x10, 0x00.
-		encTail4Batch(mem, fr, rs, 0x80|uint32(byte(d.Ports))<<8|0x10<<16)
+		encTail4Batchx4(mem, fr, rs, 0x80|uint32(byte(d.Ports))<<8|0x10<<16)
 	}
 	ok := countNone(rs)
 	if ok == len(fr) {

@@ -73,6 +73,16 @@ func fuzzTagger(f *testing.F, name string) {
 			(err == nil && ins[0] != in) {
 			t.Fatalf("DecodeBatch %d %v %+v, Decode %v %+v", n, rs[0], ins[0], err, in)
 		}
+		// The same frame five times in one batch (four through the unrolled loop, one after it).
+		b5, orig5 := fiveFrames(t, data, before)
+		ins5, rs5 := make([]Info, 5), make([]Reason, 5)
+		n = tg.DecodeBatch(b5, ins5, rs5)
+		for k := range 5 {
+			if rs5[k].Err() != err || rel(b5.Frames[k], orig5[k]) != rel(afterFr, before) || !bytes.Equal(b5.Bytes(k), afterBytes) ||
+				(err == nil && ins5[k] != in) {
+				t.Fatalf("DecodeBatch of 5, frame %d: %d %v %+v, Decode %v %+v", k, n, rs5[k], ins5[k], err, in)
+			}
+		}
 		// Encode the original bytes.
 		*fr = before
 		setFrame(b, 0, data)
@@ -95,6 +105,13 @@ func fuzzTagger(f *testing.F, name string) {
 		n = tg.EncodeBatch(b, d, rs)
 		if rs[0].Err() != err || (n == 1) != (err == nil) || *fr != encFr || !bytes.Equal(b.Bytes(0), encBytes) {
 			t.Fatalf("EncodeBatch %d %v, Encode %v", n, rs[0], err)
+		}
+		b5, orig5 = fiveFrames(t, data, pre)
+		n = tg.EncodeBatch(b5, d, rs5)
+		for k := range 5 {
+			if rs5[k].Err() != err || rel(b5.Frames[k], orig5[k]) != rel(encFr, pre) || !bytes.Equal(b5.Bytes(k), encBytes) {
+				t.Fatalf("EncodeBatch of 5, frame %d: %d %v, Encode %v", k, n, rs5[k], err)
+			}
 		}
 		if err != nil {
 			if *fr != pre || !bytes.Equal(b.Bytes(0), data) {

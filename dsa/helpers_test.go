@@ -51,6 +51,27 @@ func oneFrame(t testing.TB, data []byte) (*frame.Pool, *frame.Batch) {
 	return pool, b
 }
 
+// fiveFrames returns a batch of five frames (buffers laid out as oneFrame's), each with the given
+// bytes and like's Head, Tail (at most), Flags, TPID and TCI, and the descriptors before.
+func fiveFrames(t testing.TB, data []byte, like frame.Frame) (*frame.Batch, []frame.Frame) {
+	t.Helper()
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 8, BufSize: 2048, Headroom: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := frame.NewBatch(5)
+	if n, _ := pool.Alloc(b, 5); n != 5 {
+		t.Fatal("alloc")
+	}
+	for k := range 5 {
+		setFrame(b, k, data)
+		f := &b.Frames[k]
+		f.Head, f.Tail = like.Head, min(f.Tail, like.Tail)
+		f.Flags, f.TPID, f.TCI = like.Flags, like.TPID, like.TCI
+	}
+	return b, append([]frame.Frame(nil), b.Frames...)
+}
+
 func setFrame(b *frame.Batch, i int, data []byte) {
 	f := &b.Frames[i]
 	if !f.Resize(len(data)) {
