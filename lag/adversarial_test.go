@@ -30,6 +30,12 @@ func adversarialTemplates() []synthFrame {
 	badVer[0] = 0x65
 	ihl4 := ipv4(src, dst, protoUDP, 0)
 	ihl4[0] = 0x44
+	udpOpts := ipv4(src, dst, protoUDP, 0)
+	udpOpts[0] = 0x47
+	udpOpts = cat(udpOpts, pl(8))
+	fragOpts := ipv4(src, dst, protoTCP, 0x2001)
+	fragOpts[0] = 0x46
+	fragOpts = cat(fragOpts, pl(4))
 	var t []synthFrame
 	add := func(oob bool, tci uint16, parts ...[]byte) {
 		t = append(t, synthFrame{b: cat(append([][]byte{rnd(r, 6), rnd(r, 6)}, parts...)...), oob: oob, tci: tci})
@@ -51,6 +57,18 @@ func adversarialTemplates() []synthFrame {
 			add(oob, 0xa07b, pre, v6(0), cat([]byte{protoTCP, 0}, pl(6)), l4) // hop-by-hop, then TCP
 			add(oob, 0xa07b, pre, v6(44), []byte{protoUDP, 0, 0, 0, 1, 2, 3, 4}, l4)
 			add(oob, 0xa07b, pre, v6(58), []byte{128, 0, 0, 0, 0x12, 0x34}, pl(20))
+			// The layer2+3 and encap2+3 loops check less than the port policies' (any fragment
+			// state, IHL or version for layer2+3); their neighbours: ICMP errors (whose addresses
+			// are the embedded header's), ICMPv6's protocol number in IPv4, tunnels, options
+			// with UDP, a fragment with options.
+			add(oob, 0xa07b, pre, v4(1, 0), []byte{3, 3, 0, 0, 0, 0, 0, 0}, ipv4(dst, src, protoUDP, 0), l4)
+			add(oob, 0xa07b, pre, v4(58, 0), []byte{1, 0, 0, 0, 0, 0, 0, 0}, ipv4(dst, src, protoUDP, 0), l4)
+			add(oob, 0xa07b, pre, v4(4, 0), ipv4(dst, src, protoTCP, 0), l4)
+			add(oob, 0xa07b, pre, v4(47, 0), []byte{0, 0, 0x08, 0}, ipv4(dst, src, protoUDP, 0), l4)
+			add(oob, 0xa07b, pre, be16(0x0800), udpOpts, l4)
+			add(oob, 0xa07b, pre, be16(0x0800), fragOpts, l4)
+			add(oob, 0xa07b, pre, v6(58), []byte{1, 4, 0, 0, 0, 0, 0, 0}, ipv6(d6, s6, protoUDP), l4)
+			add(oob, 0xa07b, pre, v6(1), l4)
 			add(oob, 0xa07b, pre, be16(0x0806), pl(28))
 			add(oob, 0xa07b, pre, be16(0x88cc), pl(40))
 		}

@@ -182,11 +182,17 @@ func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) 
 		} else {
 			rare = xorL34x4(st, mem, fr, ob)
 		}
-	case pol == Layer23 || pol == Encap23:
+	case pol == Layer23:
 		if t != nil {
 			rare = xorL23Tablex4(st, mem, fr, ob)
 		} else {
 			rare = xorL23x4(st, mem, fr, ob)
+		}
+	case pol == Encap23:
+		if t != nil {
+			rare = xorE23Tablex4(st, mem, fr, ob)
+		} else {
+			rare = xorE23x4(st, mem, fr, ob)
 		}
 	case pol == Layer2:
 		if t != nil {
@@ -509,10 +515,16 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 	return rare
 }
 
-// xorL23 is layer2+3 and encap2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the
-// EtherType behind the tag. On the straight path the 2-byte load at 11 is src[5] | 0x08<<8, that
-// is src[5] ^ the EtherType 0x0800 (byte 12 is 0x08 there). The second path folds its EtherType
-// apart (the fold is linear), a constant the compiler computes.
+// xorL23 is layer2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the EtherType
+// behind the tag. Its checks are bond_flow_ip's (hashL3, flowDissect): an IPv4 header (20 bytes in
+// the frame) hashes its addresses whatever its version, IHL and fragment state, unless its protocol
+// is ICMP or ICMPv6 (an ICMP error hashes the embedded header's), and so does an IPv6 header (40
+// bytes) unless its next header is; so the loop takes the frames whose (IPv4 or IPv6) protocol is
+// TCP or UDP, and checks the EtherType alone (3 instructions, where the IPv4 version, IHL and
+// fragment checks of the port policies take 5 more). On the straight path the 2-byte load at 11
+// is src[5] | 0x08<<8, that is src[5] ^ the EtherType 0x0800 (bytes 12-13 are 0x0800 there),
+// XORed last (the other terms are loads folded into the XORs). The second path folds its
+// EtherType apart (the fold is linear), a constant the compiler computes.
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
@@ -527,23 +539,23 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 	for i := len(fr) - 1; ; i-- {
 		f := (*frame.Frame)(fp) // &fr[i]
 		o := int64(f.Off)
-		if f.Len < l3MinLen || o > lim {
+		if f.Len < 14+20 || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
-				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
@@ -551,10 +563,10 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 			} else {
 				rare |= 1 << (i & 63)
 			}
-		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 		}
 		if i == 0 {
 			break
@@ -578,23 +590,23 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 	for i := len(fr) - 1; ; i-- {
 		f := (*frame.Frame)(fp) // &fr[i]
 		o := int64(f.Off)
-		if f.Len < l3MinLen || o > lim {
+		if f.Len < 14+20 || o > lim {
 			rare |= 1 << (i & 63)
-		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
-				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
@@ -602,10 +614,117 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 			} else {
 				rare |= 1 << (i & 63)
 			}
-		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+	}
+	return rare
+}
+
+// xorE23 is encap2+3: xorL23's hash, on the frames whose headers the flow dissector (dissect) takes
+// as xorL23's loop does: IPv4 with a 20-byte header (the dissector checks IHL >= 5) whose protocol
+// is TCP or UDP, fragment or not (a fragment ends the dissection with the addresses; TCP and UDP
+// are not tunnels, and encap2+3 does not hash ports), and IPv6 whose next header is TCP or UDP;
+// each needs its addresses in the frame only.
+func xorE23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
+	out = out[:len(fr)]
+	_ = u[0]
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+		}
+		if i == 0 {
+			break
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+	}
+	return rare
+}
+
+func xorE23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
+	out = out[:len(fr)]
+	_ = t[0]
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	lim := int64(len(mem)) - l3Win
+	if len(fr) == 0 {
+		return 0
+	}
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
+	for i := len(fr) - 1; ; i-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 		}
 		if i == 0 {
 			break

@@ -474,23 +474,23 @@ func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint6
 		for i := n - 1; ; i -= 4 {
 			f := (*frame.Frame)(fp) // &fr[i]
 			o := int64(f.Off)
-			if f.Len < l3MinLen || o > lim {
+			if f.Len < 14+20 || o > lim {
 				rare |= 1 << (i & 63)
-			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 							*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 						} else {
 							rare |= 1 << (i & 63)
 						}
-					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << (i & 63)
@@ -498,31 +498,31 @@ func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint6
 				} else {
 					rare |= 1 << (i & 63)
 				}
-			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
 				rare |= 1 << (i & 63)
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
 			{
 				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
+				if f.Len < 14+20 || o > lim {
 					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 						} else {
 							rare |= 1 << ((i - 1) & 63)
 						}
 					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 								*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 							} else {
 								rare |= 1 << ((i - 1) & 63)
 							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 						} else {
 							rare |= 1 << ((i - 1) & 63)
@@ -530,32 +530,32 @@ func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint6
 					} else {
 						rare |= 1 << ((i - 1) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
 					rare |= 1 << ((i - 1) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
+					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 				}
 			}
 			{
 				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
 				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
+				if f.Len < 14+20 || o > lim {
 					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 						} else {
 							rare |= 1 << ((i - 2) & 63)
 						}
 					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 								*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 							} else {
 								rare |= 1 << ((i - 2) & 63)
 							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 						} else {
 							rare |= 1 << ((i - 2) & 63)
@@ -563,32 +563,32 @@ func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint6
 					} else {
 						rare |= 1 << ((i - 2) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
 					rare |= 1 << ((i - 2) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
+					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 				}
 			}
 			{
 				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
 				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
+				if f.Len < 14+20 || o > lim {
 					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 						} else {
 							rare |= 1 << ((i - 3) & 63)
 						}
 					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 								*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 							} else {
 								rare |= 1 << ((i - 3) & 63)
 							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 						} else {
 							rare |= 1 << ((i - 3) & 63)
@@ -596,10 +596,10 @@ func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint6
 					} else {
 						rare |= 1 << ((i - 3) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
 					rare |= 1 << ((i - 3) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5])))
+					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 				}
 			}
 			if i < 7 {
@@ -784,23 +784,23 @@ func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare 
 		for i := n - 1; ; i -= 4 {
 			f := (*frame.Frame)(fp) // &fr[i]
 			o := int64(f.Off)
-			if f.Len < l3MinLen || o > lim {
+			if f.Len < 14+20 || o > lim {
 				rare |= 1 << (i & 63)
-			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 							*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
 						} else {
 							rare |= 1 << (i & 63)
 						}
-					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 					} else {
 						rare |= 1 << (i & 63)
@@ -808,31 +808,31 @@ func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare 
 				} else {
 					rare |= 1 << (i & 63)
 				}
-			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
 				rare |= 1 << (i & 63)
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 			}
 			{
 				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
+				if f.Len < 14+20 || o > lim {
 					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 						} else {
 							rare |= 1 << ((i - 1) & 63)
 						}
 					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 								*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
 							} else {
 								rare |= 1 << ((i - 1) & 63)
 							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 						} else {
 							rare |= 1 << ((i - 1) & 63)
@@ -840,32 +840,32 @@ func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare 
 					} else {
 						rare |= 1 << ((i - 1) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
 					rare |= 1 << ((i - 1) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
+					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 				}
 			}
 			{
 				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
 				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
+				if f.Len < 14+20 || o > lim {
 					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 						} else {
 							rare |= 1 << ((i - 2) & 63)
 						}
 					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 								*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
 							} else {
 								rare |= 1 << ((i - 2) & 63)
 							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 						} else {
 							rare |= 1 << ((i - 2) & 63)
@@ -873,32 +873,32 @@ func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare 
 					} else {
 						rare |= 1 << ((i - 2) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
 					rare |= 1 << ((i - 2) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
+					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 				}
 			}
 			{
 				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
 				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
+				if f.Len < 14+20 || o > lim {
 					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 						} else {
 							rare |= 1 << ((i - 3) & 63)
 						}
 					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
 								*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
 							} else {
 								rare |= 1 << ((i - 3) & 63)
 							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
 							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 						} else {
 							rare |= 1 << ((i - 3) & 63)
@@ -906,10 +906,320 @@ func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare 
 					} else {
 						rare |= 1 << ((i - 3) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
 					rare |= 1 << ((i - 3) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))^uint32(w[5]))]
+					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+				}
+			}
+			if i < 7 {
+				break
+			}
+			fp = unsafe.Add(fp, -4*int(frameSize))
+		}
+	}
+	return rare
+}
+
+// xorE23x4 is xorE23 with its arguments from st and out = ob[:len(fr)], 4 frames per
+// iteration, the last len(fr) % 4 by xorE23.
+func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+	mp, ds, u := st.mp, st.ds, &st.members
+	out := unsafe.Slice(ob, len(fr))
+	n := len(fr) - len(fr)%4
+	if n != len(fr) {
+		rare = xorE23(mp, ds, u, mem, fr[n:], out[n:]) << (n & 63)
+	}
+	if len(mem) < l3Win {
+		rare = ^uint64(0) >> (64 - len(fr))
+	} else if n != 0 {
+		_ = u[0]
+		lim := int64(len(mem)) - l3Win
+		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
+		for i := n - 1; ; i -= 4 {
+			f := (*frame.Frame)(fp) // &fr[i]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << (i & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						} else {
+							rare |= 1 << (i & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << (i & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+			}
+			{
+				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
+				o := int64(f.Off)
+				if f.Len < 14+20 || o > lim {
+					rare |= 1 << ((i - 1) & 63)
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+								*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+							} else {
+								rare |= 1 << ((i - 1) & 63)
+							}
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
+					rare |= 1 << ((i - 1) & 63)
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+				}
+			}
+			{
+				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+				o := int64(f.Off)
+				if f.Len < 14+20 || o > lim {
+					rare |= 1 << ((i - 2) & 63)
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+								*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+							} else {
+								rare |= 1 << ((i - 2) & 63)
+							}
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
+					rare |= 1 << ((i - 2) & 63)
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+				}
+			}
+			{
+				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+				o := int64(f.Off)
+				if f.Len < 14+20 || o > lim {
+					rare |= 1 << ((i - 3) & 63)
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+								*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+							} else {
+								rare |= 1 << ((i - 3) & 63)
+							}
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
+					rare |= 1 << ((i - 3) & 63)
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+				}
+			}
+			if i < 7 {
+				break
+			}
+			fp = unsafe.Add(fp, -4*int(frameSize))
+		}
+	}
+	return rare
+}
+
+// xorE23Tablex4 is xorE23Table with its arguments from st and out = ob[:len(fr)], 4 frames per
+// iteration, the last len(fr) % 4 by xorE23Table.
+func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+	t := st.table
+	out := unsafe.Slice(ob, len(fr))
+	n := len(fr) - len(fr)%4
+	if n != len(fr) {
+		rare = xorE23Table(t, mem, fr[n:], out[n:]) << (n & 63)
+	}
+	if len(mem) < l3Win {
+		rare = ^uint64(0) >> (64 - len(fr))
+	} else if n != 0 {
+		_ = t[0]
+		lim := int64(len(mem)) - l3Win
+		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
+		for i := n - 1; ; i -= 4 {
+			f := (*frame.Frame)(fp) // &fr[i]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << (i & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << (i & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << (i & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+			{
+				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
+				o := int64(f.Off)
+				if f.Len < 14+20 || o > lim {
+					rare |= 1 << ((i - 1) & 63)
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+								*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							} else {
+								rare |= 1 << ((i - 1) & 63)
+							}
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
+					rare |= 1 << ((i - 1) & 63)
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+				}
+			}
+			{
+				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+				o := int64(f.Off)
+				if f.Len < 14+20 || o > lim {
+					rare |= 1 << ((i - 2) & 63)
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+								*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							} else {
+								rare |= 1 << ((i - 2) & 63)
+							}
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
+					rare |= 1 << ((i - 2) & 63)
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+				}
+			}
+			{
+				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+				o := int64(f.Off)
+				if f.Len < 14+20 || o > lim {
+					rare |= 1 << ((i - 3) & 63)
+				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+								*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							} else {
+								rare |= 1 << ((i - 3) & 63)
+							}
+						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else if p := w[23]; p != protoTCP && p != protoUDP {
+					rare |= 1 << ((i - 3) & 63)
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 				}
 			}
 			if i < 7 {

@@ -32,6 +32,8 @@ var Loops = []Loop{
 	{"xorL23", "st.mp, st.ds, &st.members"},
 	{"xorL34Table", "st.table"},
 	{"xorL23Table", "st.table"},
+	{"xorE23", "st.mp, st.ds, &st.members"},
+	{"xorE23Table", "st.table"},
 }
 
 // Unrolled writes, for every loop in fns (in xor.go's form: a prologue that ends with
