@@ -47,17 +47,35 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 		}
 		return ok
 	}
-	bad := 0
-	for i := 0; ; i++ {
-		i += parseRun(mem, fr[i:], hs[i:])
-		if i >= len(fr) {
-			break
-		}
+	i := 0
+	if littleEndian {
+		i = parseRun4(mem, fr, hs)
+	}
+	if i += parseRun(mem, fr[i:], hs[i:]); i == len(fr) {
+		return len(fr)
+	}
+	return len(fr) - parseRest(mem, fr, hs, i)
+}
+
+// parseRest is ParseBatch (standard TPIDs) from frame i on, frame i needing the general path; it
+// returns how many frames did not parse. Out of line, so that ParseBatch's common case (no such
+// frame) keeps everything in registers.
+//
+//go:noinline
+func parseRest(mem []byte, fr []frame.Frame, hs []Header, i int) (bad int) {
+	hs = hs[:len(fr)]
+	for {
 		if !std.parseFrame(mem, &fr[i], &hs[i]) {
 			bad++
 		}
+		i++
+		if littleEndian {
+			i += parseRun4(mem, fr[i:], hs[i:])
+		}
+		if i += parseRun(mem, fr[i:], hs[i:]); i >= len(fr) {
+			return bad
+		}
 	}
-	return len(fr) - bad
 }
 
 // parseRun parses fr with the standard TPIDs into hs until a frame is shorter than a QinQ header
@@ -145,13 +163,26 @@ func tagWord(t Tag) uint32 {
 func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 	fr := b.Frames
 	w := tagWord(t)
-	for i := 0; ; i++ {
-		i += pushRun(b.Mem, fr[i:], w)
-		if i >= len(fr) {
-			return 0
-		}
+	i := pushRun4(b.Mem, fr, w)
+	if i += pushRun(b.Mem, fr[i:], w); i == len(fr) {
+		return 0
+	}
+	return pushRest(b, i, t, w)
+}
+
+// pushRest is PushBatch from frame i on, frame i needing Push (see parseRest).
+//
+//go:noinline
+func pushRest(b *frame.Batch, i int, t Tag, w uint32) int {
+	fr := b.Frames
+	for {
 		if Push(b, i, t) != nil {
 			return pushCompact(b, i, t)
+		}
+		i++
+		i += pushRun4(b.Mem, fr[i:], w)
+		if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
+			return 0
 		}
 	}
 }
@@ -227,19 +258,32 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 		}
 		return popped
 	}
-	untagged := 0
-	for i := 0; ; i++ {
-		k, u := popRun(b.Mem, fr[i:])
-		i += k
-		untagged += u
-		if i >= len(fr) {
-			break
-		}
+	i, untagged := popRun4(b.Mem, fr)
+	k, u := popRun(b.Mem, fr[i:])
+	if i, untagged = i+k, untagged+u; i == len(fr) {
+		return len(fr) - untagged
+	}
+	return len(fr) - popRest(b, i, untagged)
+}
+
+// popRest is PopBatch (standard TPIDs) from frame i on, frame i needing Pop, untagged frames
+// counted so far; it returns the count of frames left untagged (see parseRest).
+//
+//go:noinline
+func popRest(b *frame.Batch, i, untagged int) int {
+	fr := b.Frames
+	for {
 		if _, err := std.Pop(b, i); err != nil {
 			untagged++
 		}
+		i++
+		k, u := popRun4(b.Mem, fr[i:])
+		i, untagged = i+k, untagged+u
+		k, u = popRun(b.Mem, fr[i:])
+		if i, untagged = i+k, untagged+u; i >= len(fr) {
+			return untagged
+		}
 	}
-	return len(fr) - untagged
 }
 
 // popRun pops the outer tag (standard TPIDs) of fr until a frame needs Pop (an out-of-band
@@ -290,19 +334,34 @@ func (p *Parser) SetTCIBatch(b *frame.Batch, tci TCI) (n int) {
 		}
 		return n
 	}
-	untagged := 0
-	for i := 0; ; i++ {
-		k, u := setTCIRun(b.Mem, fr[i:], bits.ReverseBytes16(uint16(tci)))
-		i += k
-		untagged += u
-		if i >= len(fr) {
-			break
-		}
+	w := bits.ReverseBytes16(uint16(tci))
+	i, untagged := setTCIRun4(b.Mem, fr, w)
+	k, u := setTCIRun(b.Mem, fr[i:], w)
+	if i, untagged = i+k, untagged+u; i == len(fr) {
+		return len(fr) - untagged
+	}
+	return len(fr) - setTCIRest(b, i, untagged, tci)
+}
+
+// setTCIRest is SetTCIBatch (standard TPIDs) from frame i on, frame i needing SetTCI, untagged
+// frames counted so far; it returns the count of frames left untagged (see parseRest).
+//
+//go:noinline
+func setTCIRest(b *frame.Batch, i, untagged int, tci TCI) int {
+	fr := b.Frames
+	w := bits.ReverseBytes16(uint16(tci))
+	for {
 		if std.SetTCI(b, i, tci) != nil {
 			untagged++
 		}
+		i++
+		k, u := setTCIRun4(b.Mem, fr[i:], w)
+		i, untagged = i+k, untagged+u
+		k, u = setTCIRun(b.Mem, fr[i:], w)
+		if i, untagged = i+k, untagged+u; i >= len(fr) {
+			return untagged
+		}
 	}
-	return len(fr) - untagged
 }
 
 // setTCIRun writes w (a TCI byte-swapped, so that a little-endian store puts it in wire order)
