@@ -25,9 +25,9 @@ import (
 // formats.go with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).
 //
 // The loops run four frames per iteration through their unrolled copies in batch_x4.go, generated
-// from the loops here by unroll_test.go (go generate ./dsa).
+// from the loops here by internal/unroll (go generate ./dsa).
 //
-//go:generate go test -run ^TestUnrolled$ -update .
+//go:generate go run ./internal/unroll/gen
 //
 // Direct calls of the loop functions rather than a table of funcs: every pointer passed through a
 // func value escapes (ins, fr), so a caller's stack array of Info would then be allocated on every
@@ -188,7 +188,8 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+20 : o+20]
-			if t := le.Uint16(h[16:18]); le.Uint16(h[12:14]) == 0xdada && t&0x04e0 == 0x00c0 {
+			if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
+				t := uint16(w >> 32)
 				*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
 				*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 8
@@ -525,11 +526,24 @@ func markSlow(rs []Reason) {
 }
 
 // countNone returns how many of rs are ReasonNone, given that each is ReasonNone or reasonSlow
-// (0xff): eight at a time, by summing the low bits of the bytes of a word.
+// (0xff). The common case, none slow, is an OR of the words, 32 bytes per iteration; otherwise
+// the slow ones are counted eight at a time, by summing the low bits of the bytes of a word.
 func countNone(rs []Reason) int {
-	slow := 0
 	b := unsafe.Slice((*byte)(unsafe.SliceData(rs)), len(rs))
+	var any uint64
 	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		w := b[i : i+32 : i+32]
+		any |= le.Uint64(w[0:8]) | le.Uint64(w[8:16]) | le.Uint64(w[16:24]) | le.Uint64(w[24:32])
+	}
+	for ; i < len(b); i++ {
+		any |= uint64(b[i])
+	}
+	if any == 0 {
+		return len(rs)
+	}
+	slow := 0
+	i = 0
 	for ; i+8 <= len(b); i += 8 {
 		slow += int((le.Uint64(b[i:i+8]) & 0x0101010101010101 * 0x0101010101010101) >> 56)
 	}
