@@ -1,6 +1,8 @@
 package lag
 
 import (
+	"unsafe"
+
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -48,8 +50,10 @@ func (s *Selector) Select(b *frame.Batch, out []uint8) {
 			out[i] = st.active
 		}
 	case XOR:
-		if n <= 64 { // one loop call: no chunking
-			xor64(st, s.a.cfg.Policy, b.Mem, b.Frames, out)
+		if pol := s.a.cfg.Policy; n <= 64 { // xor64, inline: the batch loop, no chunking
+			if rare := loopFor(st, pol)(st, b.Mem, b.Frames, unsafe.SliceData(out)); rare != 0 {
+				xorRare(st, pol, b.Mem, b.Frames, out, rare)
+			}
 		} else {
 			s.xor(st, b, out)
 		}

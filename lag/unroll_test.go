@@ -2,9 +2,12 @@ package lag
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"testing"
+	"unsafe"
 
+	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/lag/internal/unroll"
 )
 
@@ -25,5 +28,70 @@ func TestUnrolled(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("xor_unrolled.go is stale: run go generate ./lag")
+	}
+}
+
+// TestLoopsEqualUnrolled: every batch loop of xor.go (the source of xor_unrolled.go, which only the
+// generator reads) chooses the same members and leaves the same frames as its unrolled form, on
+// batches of every length up to 64 (the remainders the generated functions run by the body once
+// included), some frames at the arena's end and with the adversarial templates' shapes.
+func TestLoopsEqualUnrolled(t *testing.T) {
+	st, stT := testSnapshot(53, false), testSnapshot(MaxMembers, true)
+	loops := []struct {
+		name string
+		src  func(mem []byte, fr []frame.Frame, out []uint8) uint64
+		x4   xorLoop
+		st   *snapshot
+	}{
+		{"xorL2", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorL2(st.mp, st.ds, &st.members, m, f, o) }, xorL2x4, st},
+		{"xorL2Table", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorL2Table(stT.table, m, f, o) }, xorL2Tablex4, stT},
+		{"xorSrcMAC", func(m []byte, f []frame.Frame, o []uint8) uint64 {
+			return xorSrcMAC(st.mp>>8, st.ds>>8, &st.members, m, f, o)
+		}, xorSrcMACx4, st},
+		{"xorSrcMACTable", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorSrcMACTable(stT.table, m, f, o) }, xorSrcMACTablex4, stT},
+		{"xorL34", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorL34(st.mp>>1, st.ds, &st.half, m, f, o) }, xorL34x4, st},
+		{"xorL34Table", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorL34Table(stT.table, m, f, o) }, xorL34Tablex4, stT},
+		{"xorL23", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorL23(st.mp, st.ds, &st.members, m, f, o) }, xorL23x4, st},
+		{"xorL23Table", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorL23Table(stT.table, m, f, o) }, xorL23Tablex4, stT},
+		{"xorE23", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorE23(st.mp, st.ds, &st.members, m, f, o) }, xorE23x4, st},
+		{"xorE23Table", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorE23Table(stT.table, m, f, o) }, xorE23Tablex4, stT},
+	}
+	if len(loops) != len(unroll.Loops) {
+		t.Fatalf("%d loops here, %d generated", len(loops), len(unroll.Loops))
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	tpl := adversarialTemplates()
+	const slot = 256
+	for n := 0; n <= 64; n++ {
+		b := &frame.Batch{Mem: make([]byte, n*slot+64), Frames: make([]frame.Frame, n)}
+		for i := range b.Frames {
+			sf := genFrame(r)
+			if r.IntN(2) == 0 {
+				sf = tpl[r.IntN(len(tpl))]
+				sf.b = sf.b[:r.IntN(len(sf.b)+1)]
+			}
+			sf.b = sf.b[:min(len(sf.b), slot-64)]
+			off := i*slot + 64
+			if r.IntN(8) == 0 {
+				off = len(b.Mem) - r.IntN(min(len(sf.b), 70)+1) // the window runs past the arena
+				sf.b = sf.b[:min(len(sf.b), len(b.Mem)-off)]
+			}
+			copy(b.Mem[off:], sf.b)
+			b.Frames[i] = frame.Frame{Off: uint32(off), Len: uint16(len(sf.b)), TCI: sf.tci}
+			if sf.oob {
+				b.Frames[i].Flags |= frame.FlagVLAN
+			}
+		}
+		for _, l := range loops {
+			want, got := make([]uint8, n+1), make([]uint8, n+1)
+			for i := range want {
+				want[i], got[i] = 0xee, 0xee
+			}
+			wr := l.src(b.Mem, b.Frames, want[:n])
+			gr := l.x4(l.st, b.Mem, b.Frames, unsafe.SliceData(got))
+			if wr != gr || !bytes.Equal(want, got) {
+				t.Fatalf("%s, %d frames: rare %#x out % x, unrolled rare %#x out % x", l.name, n, wr, want, gr, got)
+			}
+		}
 	}
 }

@@ -44,12 +44,15 @@ import (
 //     kernel's >> 1 and the byte swap's >> 8), or the table with the bucket fold shortened
 //     algebraically.
 //
-// xor64 runs every loop in its unrolled form (xor_unrolled.go, generated from the loops here by
-// internal/unroll: go generate ./lag): four copies of the body per iteration (a quarter of the
-// loop's decrement, add and test per frame), the last len % 4 frames by the loop here. The L3
-// table loops, kept in an earlier form (index walk) since session 4 because the pointer walk ran
-// slower in time then, are back in the common form: unrolled they retire 28.8 instead of 36.1
-// instructions per frame and ran no slower (BENCH.md).
+// Select (and xor64, for the chunks of a larger batch) runs every loop in its unrolled form
+// (xor_unrolled.go, generated from the loops here by internal/unroll: go generate ./lag), called
+// through xorLoops: the last len % 4 frames by the body once, then four copies of the body per
+// iteration (a quarter of the loop's decrement, add and test per frame), in one function that
+// calls nothing. The loops here are the source the generator reads (TestLoopsEqualUnrolled
+// compares them with their unrolled forms). The L3 table loops, kept in an earlier form (index
+// walk) since session 4 because the pointer walk ran slower in time then, are back in the common
+// form: unrolled they retire 28.8 instead of 36.1 instructions per frame and ran no slower
+// (BENCH.md).
 //
 // TestSelectEqualsGeneral, TestSelectEqualsGeneralAdversarial and FuzzSelect check every loop
 // against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
@@ -169,47 +172,37 @@ func pickConsts(count uint32) (mp, ds uint64) {
 	return c << 26, uint64(count) << 18
 }
 
+// xorLoop is the batch loop of a policy and choice (xorLoops), in its unrolled form: it chooses
+// the members of the frames fr (at most 64) of the arena mem into ob[:len(fr)] and returns the set
+// of the frames it leaves to the general path (xorRare).
+type xorLoop func(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64)
+
+// xorLoops are the batch loops by choice (0: usable[hash % count], 1: the table) and policy
+// (&7: no bounds check; a policy without a loop leaves every frame to the general path).
+var xorLoops = [2][8]xorLoop{
+	{Layer2: xorL2x4, Layer34: xorL34x4, Layer23: xorL23x4, Encap23: xorE23x4, Encap34: xorL34x4, VLANSrcMAC: xorSrcMACx4, 6: xorNone, 7: xorNone},
+	{Layer2: xorL2Tablex4, Layer34: xorL34Tablex4, Layer23: xorL23Tablex4, Encap23: xorE23Tablex4, Encap34: xorL34Tablex4, VLANSrcMAC: xorSrcMACTablex4, 6: xorNone, 7: xorNone},
+}
+
+// xorNone leaves every frame to the general path.
+func xorNone(_ *snapshot, _ []byte, fr []frame.Frame, _ *uint8) uint64 {
+	return ^uint64(0) >> (64 - len(fr))
+}
+
+// loopFor is the batch loop of policy pol with the choice of st.
+func loopFor(st *snapshot, pol Policy) xorLoop {
+	t := 0
+	if st.table != nil {
+		t = 1
+	}
+	return xorLoops[t][pol&7]
+}
+
 // xor64 chooses in XOR mode the members of the frames fr (at most 64) of the arena mem into out
 // (len(out) == len(fr)): the batch loop of the policy and the choice, which leaves some frames to
-// the general path (xorRare).
+// the general path (xorRare). Select does the same itself for a batch of at most 64 frames.
 func xor64(st *snapshot, pol Policy, mem []byte, fr []frame.Frame, out []uint8) {
-	ob := unsafe.SliceData(out[:len(fr)])
-	var rare uint64
-	switch t := st.table; {
-	case pol == Layer34 || pol == Encap34:
-		if t != nil {
-			rare = xorL34Tablex4(st, mem, fr, ob)
-		} else {
-			rare = xorL34x4(st, mem, fr, ob)
-		}
-	case pol == Layer23:
-		if t != nil {
-			rare = xorL23Tablex4(st, mem, fr, ob)
-		} else {
-			rare = xorL23x4(st, mem, fr, ob)
-		}
-	case pol == Encap23:
-		if t != nil {
-			rare = xorE23Tablex4(st, mem, fr, ob)
-		} else {
-			rare = xorE23x4(st, mem, fr, ob)
-		}
-	case pol == Layer2:
-		if t != nil {
-			rare = xorL2Tablex4(st, mem, fr, ob)
-		} else {
-			rare = xorL2x4(st, mem, fr, ob)
-		}
-	case pol == VLANSrcMAC:
-		if t != nil {
-			rare = xorSrcMACTablex4(st, mem, fr, ob)
-		} else {
-			rare = xorSrcMACx4(st, mem, fr, ob)
-		}
-	default:
-		rare = ^uint64(0) >> (64 - len(fr))
-	}
-	if rare != 0 {
+	if rare := loopFor(st, pol)(st, mem, fr, unsafe.SliceData(out[:len(fr)])); rare != 0 {
 		xorRare(st, pol, mem, fr, out, rare)
 	}
 }
@@ -520,11 +513,13 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 // the frame) hashes its addresses whatever its version, IHL and fragment state, unless its protocol
 // is ICMP or ICMPv6 (an ICMP error hashes the embedded header's), and so does an IPv6 header (40
 // bytes) unless its next header is; so the loop takes the frames whose (IPv4 or IPv6) protocol is
-// TCP or UDP, and checks the EtherType alone (3 instructions, where the IPv4 version, IHL and
-// fragment checks of the port policies take 5 more). On the straight path the 2-byte load at 11
-// is src[5] | 0x08<<8, that is src[5] ^ the EtherType 0x0800 (bytes 12-13 are 0x0800 there),
-// XORed last (the other terms are loads folded into the XORs). The second path folds its
-// EtherType apart (the fold is linear), a constant the compiler computes.
+// TCP or UDP, with no version, IHL or fragment check: the straight path checks the EtherType and
+// the protocol byte (6 instructions for TCP, where the port policies' checks take 8). Its 2-byte
+// load at 11 is src[5] | 0x08<<8, that is src[5] ^ the EtherType 0x0800 (bytes 12-13 are 0x0800
+// there), XORed last so that both address loads fold into XORs (src[5] first: 5 instructions for
+// the four terms, not 6). The second path reads the EtherType again by a 4-byte load (sharing the
+// straight path's 2-byte one cost 0.8 instructions per frame in registers) and folds it apart (the
+// fold is linear), a constant the compiler computes.
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]
 	_ = u[0]
@@ -551,7 +546,7 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
@@ -602,7 +597,7 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}

@@ -9,1224 +9,1502 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// xorL2x4 is xorL2 with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorL2.
-func xorL2x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+// xorL2x4 is xorL2 with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorL2x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
 	mp, ds, u := st.mp, st.ds, &st.members
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorL2(mp, ds, u, mem, fr[n:], out[n:]) << (n & 63)
-	}
 	if len(mem) < l2Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = u[0]
-		lim := int64(len(mem)) - l2Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = u[0]
+	lim := int64(len(mem)) - l2Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else {
+			w := (*[l2Win]byte)(mem[o : o+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Tagged(w, f, et))
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
+			}
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else {
+			w := (*[l2Win]byte)(mem[o : o+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Tagged(w, f, et))
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < frame.EtherLen || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else {
 				w := (*[l2Win]byte)(mem[o : o+l2Win])
 				if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Tagged(w, f, et))
+					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, l2Tagged(w, f, et))
 				} else {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
+					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, l2Plain(w))
 				}
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else {
-					w := (*[l2Win]byte)(mem[o : o+l2Win])
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-						*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, l2Tagged(w, f, et))
-					} else {
-						*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, l2Plain(w))
-					}
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else {
-					w := (*[l2Win]byte)(mem[o : o+l2Win])
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-						*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, l2Tagged(w, f, et))
-					} else {
-						*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, l2Plain(w))
-					}
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else {
-					w := (*[l2Win]byte)(mem[o : o+l2Win])
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-						*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, l2Tagged(w, f, et))
-					} else {
-						*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, l2Plain(w))
-					}
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				w := (*[l2Win]byte)(mem[o : o+l2Win])
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, l2Tagged(w, f, et))
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, l2Plain(w))
+				}
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				w := (*[l2Win]byte)(mem[o : o+l2Win])
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, l2Tagged(w, f, et))
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, l2Plain(w))
+				}
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }
 
-// xorL2Tablex4 is xorL2Table with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorL2Table.
-func xorL2Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+// xorL2Tablex4 is xorL2Table with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorL2Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
 	t := st.table
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorL2Table(t, mem, fr[n:], out[n:]) << (n & 63)
-	}
 	if len(mem) < l2Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = t[0]
-		lim := int64(len(mem)) - l2Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = t[0]
+	lim := int64(len(mem)) - l2Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else {
+			w := (*[l2Win]byte)(mem[o : o+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Tagged(w, f, et))]
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
+			}
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else {
+			w := (*[l2Win]byte)(mem[o : o+l2Win])
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Tagged(w, f, et))]
+			} else {
+				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < frame.EtherLen || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else {
 				w := (*[l2Win]byte)(mem[o : o+l2Win])
 				if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Tagged(w, f, et))]
+					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16(l2Tagged(w, f, et))]
 				} else {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
+					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16(l2Plain(w))]
 				}
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else {
-					w := (*[l2Win]byte)(mem[o : o+l2Win])
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16(l2Tagged(w, f, et))]
-					} else {
-						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16(l2Plain(w))]
-					}
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else {
-					w := (*[l2Win]byte)(mem[o : o+l2Win])
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16(l2Tagged(w, f, et))]
-					} else {
-						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16(l2Plain(w))]
-					}
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else {
-					w := (*[l2Win]byte)(mem[o : o+l2Win])
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16(l2Tagged(w, f, et))]
-					} else {
-						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16(l2Plain(w))]
-					}
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				w := (*[l2Win]byte)(mem[o : o+l2Win])
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16(l2Tagged(w, f, et))]
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16(l2Plain(w))]
+				}
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				w := (*[l2Win]byte)(mem[o : o+l2Win])
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
+					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16(l2Tagged(w, f, et))]
+				} else {
+					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16(l2Plain(w))]
+				}
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }
 
-// xorSrcMACx4 is xorSrcMAC with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorSrcMAC.
-func xorSrcMACx4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+// xorSrcMACx4 is xorSrcMAC with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorSrcMACx4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
 	m8, ds8, u := st.mp>>8, st.ds>>8, &st.members
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorSrcMAC(m8, ds8, u, mem, fr[n:], out[n:]) << (n & 63)
-	}
 	if len(mem) < l2Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = u[0]
-		lim := int64(len(mem)) - l2Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = u[0]
+	lim := int64(len(mem)) - l2Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < frame.EtherLen || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-				*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+				*(*uint8)(unsafe.Add(ob, i-1)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
+				*(*uint8)(unsafe.Add(ob, i-1)) = pick8(u, m8, ds8, srcMACSwapped(w))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i-1)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = pick8(u, m8, ds8, srcMACSwapped(w))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i-2)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = pick8(u, m8, ds8, srcMACSwapped(w))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i-3)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = pick8(u, m8, ds8, srcMACSwapped(w))
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i-2)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = pick8(u, m8, ds8, srcMACSwapped(w))
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i-3)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = pick8(u, m8, ds8, srcMACSwapped(w))
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }
 
-// xorSrcMACTablex4 is xorSrcMACTable with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorSrcMACTable.
-func xorSrcMACTablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+// xorSrcMACTablex4 is xorSrcMACTable with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorSrcMACTablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
 	t := st.table
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorSrcMACTable(t, mem, fr[n:], out[n:]) << (n & 63)
-	}
 	if len(mem) < l2Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = t[0]
-		lim := int64(len(mem)) - l2Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = t[0]
+	lim := int64(len(mem)) - l2Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < frame.EtherLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < frame.EtherLen || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+				*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
+				*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16(srcMACBucket(w)&0xffff)]
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket16(srcMACBucket(w)&0xffff)]
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16(srcMACBucket(w)&0xffff)]
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < frame.EtherLen || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16(srcMACBucket(w)&0xffff)]
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket16(srcMACBucket(w)&0xffff)]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < frame.EtherLen || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
+				*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket16(srcMACBucket(w)&0xffff)]
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }
 
-// xorL34x4 is xorL34 with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorL34.
-func xorL34x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+// xorL34x4 is xorL34 with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorL34x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
 	mh, ds, uh := st.mp>>1, st.ds, &st.half
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorL34(mh, ds, uh, mem, fr[n:], out[n:]) << (n & 63)
-	}
 	if len(mem) < l3Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = uh[0]
-		lim := int64(len(mem)) - l3Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = uh[0]
+	lim := int64(len(mem)) - l3Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < l3MinLen || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
+						*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
 					} else {
-						rare |= 1 << (i & 63)
+						rare |= 1 << ((i - 1) & 63)
 					}
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-							*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+							*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
 						} else {
-							rare |= 1 << (i & 63)
+							rare |= 1 << ((i - 1) & 63)
 						}
 					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+						*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
 					} else {
-						rare |= 1 << (i & 63)
+						rare |= 1 << ((i - 1) & 63)
 					}
 				} else {
-					rare |= 1 << (i & 63)
+					rare |= 1 << ((i - 1) & 63)
 				}
 			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
+				*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-								*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
-							} else {
-								rare |= 1 << ((i - 1) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 1) & 63)
-					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-					rare |= 1 << ((i - 1) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-								*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
-							} else {
-								rare |= 1 << ((i - 2) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 2) & 63)
-					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-					rare |= 1 << ((i - 2) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-								*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
-							} else {
-								rare |= 1 << ((i - 3) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 3) & 63)
-					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-					rare |= 1 << ((i - 3) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
-	}
-	return rare
-}
-
-// xorL23x4 is xorL23 with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorL23.
-func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
-	mp, ds, u := st.mp, st.ds, &st.members
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorL23(mp, ds, u, mem, fr[n:], out[n:]) << (n & 63)
-	}
-	if len(mem) < l3Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = u[0]
-		lim := int64(len(mem)) - l3Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
-			o := int64(f.Off)
-			if f.Len < 14+20 || o > lim {
-				rare |= 1 << (i & 63)
-			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-						} else {
-							rare |= 1 << (i & 63)
-						}
-					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else {
-					rare |= 1 << (i & 63)
-				}
-			} else if p := w[23]; p != protoTCP && p != protoUDP {
-				rare |= 1 << (i & 63)
-			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-							} else {
-								rare |= 1 << ((i - 1) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 1) & 63)
-					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 1) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-							} else {
-								rare |= 1 << ((i - 2) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 2) & 63)
-					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 2) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-							} else {
-								rare |= 1 << ((i - 3) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 3) & 63)
-					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 3) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
-		}
-	}
-	return rare
-}
-
-// xorL34Tablex4 is xorL34Table with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorL34Table.
-func xorL34Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
-	t := st.table
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorL34Table(t, mem, fr[n:], out[n:]) << (n & 63)
-	}
-	if len(mem) < l3Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = t[0]
-		lim := int64(len(mem)) - l3Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
 			o := int64(f.Off)
 			if f.Len < l3MinLen || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 2) & 63)
 			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+						*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
 					} else {
-						rare |= 1 << (i & 63)
+						rare |= 1 << ((i - 2) & 63)
 					}
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-							*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+							*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
 						} else {
-							rare |= 1 << (i & 63)
+							rare |= 1 << ((i - 2) & 63)
 						}
 					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else {
-					rare |= 1 << (i & 63)
-				}
-			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-				rare |= 1 << (i & 63)
-			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-								*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
-							} else {
-								rare |= 1 << ((i - 1) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 1) & 63)
-					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-					rare |= 1 << ((i - 1) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-								*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
-							} else {
-								rare |= 1 << ((i - 2) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
+						*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
 					} else {
 						rare |= 1 << ((i - 2) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-					rare |= 1 << ((i - 2) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+					rare |= 1 << ((i - 2) & 63)
 				}
+			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < l3MinLen || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-								*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
-							} else {
-								rare |= 1 << ((i - 3) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < l3MinLen || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
 					} else {
 						rare |= 1 << ((i - 3) & 63)
 					}
-				} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
-					rare |= 1 << ((i - 3) & 63)
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+							*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+					rare |= 1 << ((i - 3) & 63)
 				}
+			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
 			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }
 
-// xorL23Tablex4 is xorL23Table with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorL23Table.
-func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
-	t := st.table
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorL23Table(t, mem, fr[n:], out[n:]) << (n & 63)
-	}
+// xorL23x4 is xorL23 with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorL23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
+	mp, ds, u := st.mp, st.ds, &st.members
 	if len(mem) < l3Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = t[0]
-		lim := int64(len(mem)) - l3Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = u[0]
+	lim := int64(len(mem)) - l3Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < 14+20 || o > lim {
-				rare |= 1 << (i & 63)
+				rare |= 1 << ((i - 1) & 63)
 			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
 				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
 					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
-						rare |= 1 << (i & 63)
+						rare |= 1 << ((i - 1) & 63)
 					}
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 						} else {
-							rare |= 1 << (i & 63)
+							rare |= 1 << ((i - 1) & 63)
 						}
 					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else {
-					rare |= 1 << (i & 63)
-				}
-			} else if p := w[23]; p != protoTCP && p != protoUDP {
-				rare |= 1 << (i & 63)
-			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
-							} else {
-								rare |= 1 << ((i - 1) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
+						*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << ((i - 1) & 63)
 					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
+				} else {
 					rare |= 1 << ((i - 1) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 1) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
-							} else {
-								rare |= 1 << ((i - 2) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 2) & 63)
-					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 2) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
-					if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
-							} else {
-								rare |= 1 << ((i - 3) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 3) & 63)
-					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 3) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
-				}
-			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
-	}
-	return rare
-}
-
-// xorE23x4 is xorE23 with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorE23.
-func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
-	mp, ds, u := st.mp, st.ds, &st.members
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorE23(mp, ds, u, mem, fr[n:], out[n:]) << (n & 63)
-	}
-	if len(mem) < l3Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = u[0]
-		lim := int64(len(mem)) - l3Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
 			o := int64(f.Off)
 			if f.Len < 14+20 || o > lim {
-				rare |= 1 << (i & 63)
-			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
 					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-						} else {
-							rare |= 1 << (i & 63)
-						}
-					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else {
-					rare |= 1 << (i & 63)
-				}
-			} else if p := w[23]; p != protoTCP && p != protoUDP {
-				rare |= 1 << (i & 63)
-			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-							} else {
-								rare |= 1 << ((i - 1) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else {
-						rare |= 1 << ((i - 1) & 63)
-					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 1) & 63)
-				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
-				}
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-							} else {
-								rare |= 1 << ((i - 2) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
+						*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << ((i - 2) & 63)
 					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 2) & 63)
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+					rare |= 1 << ((i - 2) & 63)
 				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
-							} else {
-								rare |= 1 << ((i - 3) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << ((i - 3) & 63)
 					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 3) & 63)
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+					rare |= 1 << ((i - 3) & 63)
 				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }
 
-// xorE23Tablex4 is xorE23Table with its arguments from st and out = ob[:len(fr)], 4 frames per
-// iteration, the last len(fr) % 4 by xorE23Table.
-func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {
+// xorL34Tablex4 is xorL34Table with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorL34Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
 	t := st.table
-	out := unsafe.Slice(ob, len(fr))
-	n := len(fr) - len(fr)%4
-	if n != len(fr) {
-		rare = xorE23Table(t, mem, fr[n:], out[n:]) << (n & 63)
-	}
 	if len(mem) < l3Win {
-		rare = ^uint64(0) >> (64 - len(fr))
-	} else if n != 0 {
-		_ = t[0]
-		lim := int64(len(mem)) - l3Win
-		fp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)
-		for i := n - 1; ; i -= 4 {
-			f := (*frame.Frame)(fp) // &fr[i]
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = t[0]
+	lim := int64(len(mem)) - l3Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < l3MinLen || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
+			o := int64(f.Off)
+			if f.Len < l3MinLen || o > lim {
+				rare |= 1 << ((i - 1) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 1) & 63)
+				}
+			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << ((i - 1) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < l3MinLen || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 2) & 63)
+				}
+			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < l3MinLen || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
+							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 3) & 63)
+				}
+			} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
+	}
+	return rare
+}
+
+// xorL23Tablex4 is xorL23Table with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorL23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
+	t := st.table
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = t[0]
+	lim := int64(len(mem)) - l3Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
 			o := int64(f.Off)
 			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 1) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 1) & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 1) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 2) & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
+				if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 3) & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
+	}
+	return rare
+}
+
+// xorE23x4 is xorE23 with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
+	mp, ds, u := st.mp, st.ds, &st.members
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = u[0]
+	lim := int64(len(mem)) - l3Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
 				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 1) & 63)
 			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+						*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
-						rare |= 1 << (i & 63)
+						rare |= 1 << ((i - 1) & 63)
 					}
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
 						} else {
-							rare |= 1 << (i & 63)
+							rare |= 1 << ((i - 1) & 63)
 						}
 					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-					} else {
-						rare |= 1 << (i & 63)
-					}
-				} else {
-					rare |= 1 << (i & 63)
-				}
-			} else if p := w[23]; p != protoTCP && p != protoUDP {
-				rare |= 1 << (i & 63)
-			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
-			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 1) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
-							} else {
-								rare |= 1 << ((i - 1) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 1) & 63)
-						}
+						*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << ((i - 1) & 63)
 					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 1) & 63)
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+					rare |= 1 << ((i - 1) & 63)
 				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 1) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 2) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
-							} else {
-								rare |= 1 << ((i - 2) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 2) & 63)
-						}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << ((i - 2) & 63)
 					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 2) & 63)
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+					rare |= 1 << ((i - 2) & 63)
 				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
-			{
-				f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
-				o := int64(f.Off)
-				if f.Len < 14+20 || o > lim {
-					rare |= 1 << ((i - 3) & 63)
-				} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
-					if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
-						if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
-					} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
-						if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
-							if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-								*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
-							} else {
-								rare |= 1 << ((i - 3) & 63)
-							}
-						} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
-						} else {
-							rare |= 1 << ((i - 3) & 63)
-						}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 					} else {
 						rare |= 1 << ((i - 3) & 63)
 					}
-				} else if p := w[23]; p != protoTCP && p != protoUDP {
-					rare |= 1 << ((i - 3) & 63)
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
 				} else {
-					*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+					rare |= 1 << ((i - 3) & 63)
 				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 			}
-			if i < 7 {
-				break
-			}
-			fp = unsafe.Add(fp, -4*int(frameSize))
 		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
+	}
+	return rare
+}
+
+// xorE23Tablex4 is xorE23Table with its arguments from st and out[:len(fr)] for its out: the last len(fr) % 4
+// frames by the body once, then 4 frames per iteration.
+func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {
+	t := st.table
+	if len(mem) < l3Win {
+		return ^uint64(0) >> (64 - len(fr))
+	}
+	if len(fr) == 0 {
+		return 0
+	}
+	_ = t[0]
+	lim := int64(len(mem)) - l3Win
+	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)
+	i := len(fr) - 1
+	for r := len(fr) % 4; r != 0; r-- {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+		}
+		if i == 0 {
+			return rare
+		}
+		fp = unsafe.Add(fp, -int(frameSize))
+		i--
+	}
+	for ; ; i -= 4 {
+		f := (*frame.Frame)(fp) // &fr[i]
+		o := int64(f.Off)
+		if f.Len < 14+20 || o > lim {
+			rare |= 1 << (i & 63)
+		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+					} else {
+						rare |= 1 << (i & 63)
+					}
+				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+				} else {
+					rare |= 1 << (i & 63)
+				}
+			} else {
+				rare |= 1 << (i & 63)
+			}
+		} else if p := w[23]; p != protoTCP && p != protoUDP {
+			rare |= 1 << (i & 63)
+		} else {
+			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -1*int(frameSize))) // &fr[i-1]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 1) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << ((i - 1) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 1) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 1) & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 1) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -2*int(frameSize))) // &fr[i-2]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 2) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << ((i - 2) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 2) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 2) & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 2) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+		}
+		{
+			f := (*frame.Frame)(unsafe.Add(fp, -3*int(frameSize))) // &fr[i-3]
+			o := int64(f.Off)
+			if f.Len < 14+20 || o > lim {
+				rare |= 1 << ((i - 3) & 63)
+			} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
+				if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
+					if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
+					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
+						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
+							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						} else {
+							rare |= 1 << ((i - 3) & 63)
+						}
+					} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
+						*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					} else {
+						rare |= 1 << ((i - 3) & 63)
+					}
+				} else {
+					rare |= 1 << ((i - 3) & 63)
+				}
+			} else if p := w[23]; p != protoTCP && p != protoUDP {
+				rare |= 1 << ((i - 3) & 63)
+			} else {
+				*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			}
+		}
+		if i < 7 {
+			break
+		}
+		fp = unsafe.Add(fp, -4*int(frameSize))
 	}
 	return rare
 }

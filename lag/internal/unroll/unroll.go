@@ -39,11 +39,13 @@ var Loops = []Loop{
 // Unrolled writes, for every loop in fns (in xor.go's form: a prologue that ends with
 // "lim := int64(len(mem)) - <window>", then "for i := len(fr) - 1; ; i-- {" over the descriptors
 // by the pointer fp, a body that starts with "f := (*frame.Frame)(fp)" and writes out and rare
-// through i, then the "if i == 0" exit), the function <name>x<k>(st, mem, fr, ob) that does
-// the loop's work for the frames fr (at most 64) with out = ob[:len(fr)] and the loop's other
-// arguments from st (8 words in registers, where the loop's 12 put 3 on the stack): k copies of
-// the body per iteration (copy j in its own block, with f = &fr[i-j] and i - j where it writes
-// out and rare), the last len(fr) % k frames through the original loop. (Choosing the frames it
+// through i, then the "if i == 0" exit), the function <name>x<k>(st, mem, fr, out) that does
+// the loop's work for the frames fr (at most 64) with its out = out[:len(fr)] and the loop's
+// other arguments from st (8 words in registers, where the loop's 12 put 3 on the stack): the
+// last len(fr) % k frames by the body once, then k copies of the body per iteration (copy j in its
+// own block, with f = &fr[i-j] and i - j where it writes out and rare). It calls nothing: calling
+// the original loop for the remainder (session 5) cost a stack frame, argument spills and a
+// second entry, 0.4-0.8 instructions per frame of a 64-frame batch. (Choosing the frames it
 // leaves by the general path in the same function cost 6 instructions per frame: the values that
 // call needs, live across the loop, pushed the loop's own out of registers.)
 func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
@@ -100,14 +102,17 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 			return nil, fmt.Errorf("%s: the last parameters are not mem, fr, out", name)
 		}
 		consts := strings.Join(args[:len(args)-3], ", ")
-		fmt.Fprintf(&b, "\n// %sx%d is %s with its arguments from st and out = ob[:len(fr)], %d frames per\n", name, k, name, k)
-		fmt.Fprintf(&b, "// iteration, the last len(fr) %% %d by %s.\n", k, name)
-		fmt.Fprintf(&b, "func %sx%d(st *snapshot, mem []byte, fr []frame.Frame, ob *uint8) (rare uint64) {\n", name, k)
-		fmt.Fprintf(&b, "\t%s := %s\n\tout := unsafe.Slice(ob, len(fr))\n", consts, fn.Consts)
-		fmt.Fprintf(&b, "\tn := len(fr) - len(fr)%%%d\n\tif n != len(fr) {\n\t\trare = %s(%s, mem, fr[n:], out[n:]) << (n & 63)\n\t}\n", k, name, consts)
-		fmt.Fprintf(&b, "\tif len(mem) < %s {\n\t\trare = ^uint64(0) >> (64 - len(fr))\n\t} else if n != 0 {\n", window)
-		fmt.Fprintf(&b, "\t\t_ = %s[0]\n\t\tlim := int64(len(mem)) - %s\n\t\tfp, ob := unsafe.Pointer(&fr[n-1]), unsafe.Pointer(ob)\n", table, window)
-		fmt.Fprintf(&b, "\t\tfor i := n - 1; ; i -= %d {\n", k)
+		fmt.Fprintf(&b, "\n// %sx%d is %s with its arguments from st and out[:len(fr)] for its out: the last len(fr) %% %d\n", name, k, name, k)
+		fmt.Fprintf(&b, "// frames by the body once, then %d frames per iteration.\n", k)
+		fmt.Fprintf(&b, "func %sx%d(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint64) {\n", name, k)
+		fmt.Fprintf(&b, "\t%s := %s\n", consts, fn.Consts)
+		fmt.Fprintf(&b, "\tif len(mem) < %s {\n\t\treturn ^uint64(0) >> (64 - len(fr))\n\t}\n\tif len(fr) == 0 {\n\t\treturn 0\n\t}\n", window)
+		fmt.Fprintf(&b, "\t_ = %s[0]\n\tlim := int64(len(mem)) - %s\n\tfp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(out)\n\ti := len(fr) - 1\n", table, window)
+		fmt.Fprintf(&b, "\tfor r := len(fr) %% %d; r != 0; r-- {\n", k)
+		b.WriteString(bodyHead)
+		b.WriteString(body)
+		b.WriteString("\t\tif i == 0 {\n\t\t\treturn rare\n\t\t}\n\t\tfp = unsafe.Add(fp, -int(frameSize))\n\t\ti--\n\t}\n")
+		fmt.Fprintf(&b, "\tfor ; ; i -= %d {\n", k)
 		b.WriteString(bodyHead)
 		b.WriteString(body)
 		// Copy j of the body differs from copy 0 in the frame's index only, which it uses in exactly
@@ -125,7 +130,7 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 			b.WriteString(c)
 			b.WriteString("\t\t}\n")
 		}
-		fmt.Fprintf(&b, "\t\tif i < %d {\n\t\t\tbreak\n\t\t}\n\t\tfp = unsafe.Add(fp, -%d*int(frameSize))\n\t}\n\t}\n\treturn rare\n}\n", 2*k-1, k)
+		fmt.Fprintf(&b, "\t\tif i < %d {\n\t\t\tbreak\n\t\t}\n\t\tfp = unsafe.Add(fp, -%d*int(frameSize))\n\t}\n\treturn rare\n}\n", 2*k-1, k)
 	}
 	return format.Source(b.Bytes())
 }
