@@ -526,24 +526,24 @@ func markSlow(rs []Reason) {
 }
 
 // countNone returns how many of rs are ReasonNone, given that each is ReasonNone or reasonSlow
-// (0xff). The common case, none slow, is an OR of the words, 32 bytes per iteration; otherwise
+// (0xff). The common case, none slow, is an OR of the words, 64 bytes per iteration; otherwise
 // the slow ones are counted eight at a time, by summing the low bits of the bytes of a word.
 func countNone(rs []Reason) int {
 	b := unsafe.Slice((*byte)(unsafe.SliceData(rs)), len(rs))
 	var any uint64
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		w := b[i : i+32 : i+32]
-		any |= le.Uint64(w[0:8]) | le.Uint64(w[8:16]) | le.Uint64(w[16:24]) | le.Uint64(w[24:32])
+	w := b
+	for ; len(w) >= 64; w = w[64:] {
+		a := (*[64]byte)(w)
+		any |= le.Uint64(a[0:8]) | le.Uint64(a[8:16]) | le.Uint64(a[16:24]) | le.Uint64(a[24:32]) |
+			le.Uint64(a[32:40]) | le.Uint64(a[40:48]) | le.Uint64(a[48:56]) | le.Uint64(a[56:64])
 	}
-	for ; i < len(b); i++ {
-		any |= uint64(b[i])
+	for _, x := range w {
+		any |= uint64(x)
 	}
 	if any == 0 {
 		return len(rs)
 	}
-	slow := 0
-	i = 0
+	slow, i := 0, 0
 	for ; i+8 <= len(b); i += 8 {
 		slow += int((le.Uint64(b[i:i+8]) & 0x0101010101010101 * 0x0101010101010101) >> 56)
 	}
@@ -779,29 +779,34 @@ func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 }
 
 // encBrcmBatch pads to 64 bytes (a frame of 60-63 bytes takes one 4-byte zero store into its
-// tailroom, a shorter one the slow path), then inserts the tag after the source MAC.
+// tailroom, a shorter one the slow path), then inserts the tag after the source MAC. One bounds
+// check covers the 4 bytes before the frame and its first 68 (a frame whose 68th byte is past
+// the arena takes the slow path). The padded case, the minimum-size frame where the per-frame
+// cost matters most, is tested first; each case is written out in full.
 //
 //go:noinline
 func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem)) - 12
+	lim := int64(len(mem)) - 68
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
-		o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-		l := uint16(lh)
-		if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-			if l < 64 {
-				e := o + int64(l)
-				le.PutUint32(mem[e:e+4], 0)
-				f.Tail = tl - (64 - l)
-				lh += uint32(64 - l)
+		if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+			h := mem[o-4 : o+68 : o+68]
+			if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+				le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+				f.Tail = tl + l - 64
+				*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+				le.PutUint32(h[12:16], tw)
+				f.Off -= 4
+				setLenHead(f, lh&^0xffff-4<<16+68)
+				continue
+			} else if l-64 <= 0xffff-4-64 {
+				*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+				le.PutUint32(h[12:16], tw)
+				f.Off -= 4
+				setLenHead(f, lh-4<<16+4)
+				continue
 			}
-			q := mem[o-4 : o+12 : o+12]
-			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-			le.PutUint32(q[12:16], tw)
-			f.Off -= 4
-			setLenHead(f, lh-4<<16+4)
-			continue
 		}
 		slow(rb, p)
 	}
@@ -812,22 +817,24 @@ func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //go:noinline
 func encBrcmPrependBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem))
+	lim := int64(len(mem)) - 68
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
-		o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-		l := uint16(lh)
-		if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-			if l < 64 {
-				e := o + int64(l)
-				le.PutUint32(mem[e:e+4], 0)
-				f.Tail = tl - (64 - l)
-				lh += uint32(64 - l)
+		if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+			h := mem[o-4 : o+68 : o+68]
+			if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+				le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+				f.Tail = tl + l - 64
+				le.PutUint32(h[0:4], tw)
+				f.Off -= 4
+				setLenHead(f, lh&^0xffff-4<<16+68)
+				continue
+			} else if l-64 <= 0xffff-4-64 {
+				le.PutUint32(h[0:4], tw)
+				f.Off -= 4
+				setLenHead(f, lh-4<<16+4)
+				continue
 			}
-			le.PutUint32(mem[o-4:o:o], tw)
-			f.Off -= 4
-			setLenHead(f, lh-4<<16+4)
-			continue
 		}
 		slow(rb, p)
 	}

@@ -1543,7 +1543,7 @@ func encEDSABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 //go:noinline
 func encBrcmBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem)) - 12
+	lim := int64(len(mem)) - 68
 	_ = end
 	n4 := len(fr) &^ 3
 	if n4 != len(fr) {
@@ -1555,84 +1555,92 @@ func encBrcmBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	for k4 := n4 / 4; ; {
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next0
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next0
 				}
-				q := mem[o-4 : o+12 : o+12]
-				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-				le.PutUint32(q[12:16], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next0
 			}
 			slow(rb, 0*frameSize)
 		}
 	next0:
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next1
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next1
 				}
-				q := mem[o-4 : o+12 : o+12]
-				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-				le.PutUint32(q[12:16], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next1
 			}
 			slow(rb, 1*frameSize)
 		}
 	next1:
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next2
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next2
 				}
-				q := mem[o-4 : o+12 : o+12]
-				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-				le.PutUint32(q[12:16], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next2
 			}
 			slow(rb, 2*frameSize)
 		}
 	next2:
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next3
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next3
 				}
-				q := mem[o-4 : o+12 : o+12]
-				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-				le.PutUint32(q[12:16], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next3
 			}
 			slow(rb, 3*frameSize)
 		}
@@ -1649,7 +1657,7 @@ func encBrcmBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //go:noinline
 func encBrcmPrependBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem))
+	lim := int64(len(mem)) - 68
 	_ = end
 	n4 := len(fr) &^ 3
 	if n4 != len(fr) {
@@ -1661,76 +1669,84 @@ func encBrcmPrependBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32)
 	for k4 := n4 / 4; ; {
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next0
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next0
 				}
-				le.PutUint32(mem[o-4:o:o], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next0
 			}
 			slow(rb, 0*frameSize)
 		}
 	next0:
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next1
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next1
 				}
-				le.PutUint32(mem[o-4:o:o], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next1
 			}
 			slow(rb, 1*frameSize)
 		}
 	next1:
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next2
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next2
 				}
-				le.PutUint32(mem[o-4:o:o], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next2
 			}
 			slow(rb, 2*frameSize)
 		}
 	next2:
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-			o, lh, tl := int64(f.Off), lenHead(f), f.Tail
-			l := uint16(lh)
-			if lh >= 4<<16 && l >= 60 && l <= 0xffff-4 && o >= 4 && o <= lim && (l >= 64 || tl >= 4) {
-				if l < 64 {
-					e := o + int64(l)
-					le.PutUint32(mem[e:e+4], 0)
-					f.Tail = tl - (64 - l)
-					lh += uint32(64 - l)
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto next3
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto next3
 				}
-				le.PutUint32(mem[o-4:o:o], tw)
-				f.Off -= 4
-				setLenHead(f, lh-4<<16+4)
-				goto next3
 			}
 			slow(rb, 3*frameSize)
 		}
