@@ -121,7 +121,25 @@ func TestAgainstModel(t *testing.T) {
 			for i := range k {
 				items[i] = next + i
 			}
-			switch rnd.IntN(6) {
+			switch rnd.IntN(8) {
+			case 6:
+				// EnqueueBurstWait where it cannot block: all of items fit.
+				k = min(k, m.cap-len(m.q))
+				n, err := r.EnqueueBurstWait(context.Background(), items[:k])
+				if want := m.burstIn(items[:k]); n != want || err != nil {
+					t.Fatalf("size %d op %d: EnqueueBurstWait(%d) = %d %v, want %d", size, op, k, n, err, want)
+				}
+				next += n
+			case 7:
+				// DequeueBurstWait where it cannot block: items are queued
+				// (or out is empty).
+				if len(m.q) == 0 {
+					k = 0
+				}
+				n, err := r.DequeueBurstWait(context.Background(), out[:k])
+				if want := m.burstOut(k); err != nil || !slices.Equal(out[:n], want) {
+					t.Fatalf("size %d op %d: DequeueBurstWait(%d) = %v %v, want %v", size, op, k, out[:n], err, want)
+				}
 			case 0:
 				n := r.EnqueueBurst(items[:k])
 				if want := m.burstIn(items[:k]); n != want {
@@ -169,6 +187,65 @@ func TestAgainstModel(t *testing.T) {
 		want := ring.Stats{Enqueued: m.enq, Dequeued: m.deq, Full: m.full, Empty: m.empty}
 		if s := r.Stats(); s != want {
 			t.Errorf("size %d: stats %+v, want %+v", size, s, want)
+		}
+	}
+}
+
+// TestFanInAgainstModel drives a FanIn from one goroutine with random bursts
+// into random producers' rings and random DequeueBurst(Wait) calls, against
+// per-ring slice models and the documented order: each call starts one ring
+// further on and takes from each ring in turn as many as fit.
+func TestFanInAgainstModel(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rnd := rand.New(rand.NewPCG(seed, 2))
+	for _, producers := range []int{1, 2, 3} {
+		for _, size := range []int{1, 4, 16} {
+			f, _ := ring.NewFanIn[int](producers, size, nil)
+			ms := make([]*model, producers)
+			for p := range ms {
+				ms[p] = &model{cap: f.Producer(p).Cap()}
+			}
+			start, next := 0, 0
+			items := make([]int, 2*size+2)
+			out := make([]int, producers*size+3)
+			for op := range 5000 {
+				if rnd.IntN(2) == 0 {
+					p := rnd.IntN(producers)
+					k := rnd.IntN(len(items) + 1)
+					for i := range k {
+						items[i] = next + i
+					}
+					n := f.Producer(p).EnqueueBurst(items[:k])
+					if want := ms[p].burstIn(items[:k]); n != want {
+						t.Fatalf("producers %d size %d op %d: EnqueueBurst(%d) into %d = %d, want %d", producers, size, op, k, p, n, want)
+					}
+					next += n
+					continue
+				}
+				k := rnd.IntN(len(out) + 1)
+				queued := 0
+				for _, m := range ms {
+					queued += len(m.q)
+				}
+				var want []int
+				for i, p := 0, start; i < producers && len(want) < k; i, p = i+1, (p+1)%producers {
+					take := min(k-len(want), len(ms[p].q))
+					want = append(want, ms[p].q[:take]...)
+					ms[p].q = ms[p].q[take:]
+				}
+				start = (start + 1) % producers
+				var n int
+				var err error
+				if rnd.IntN(2) == 0 || queued == 0 {
+					n = f.DequeueBurst(out[:k])
+				} else {
+					n, err = f.DequeueBurstWait(context.Background(), out[:k])
+				}
+				if err != nil || !slices.Equal(out[:n], want) {
+					t.Fatalf("producers %d size %d op %d: dequeue(%d) = %v %v, want %v", producers, size, op, k, out[:n], err, want)
+				}
+			}
 		}
 	}
 }
