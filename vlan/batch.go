@@ -51,29 +51,30 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 	if littleEndian {
 		i = parseRun4(mem, fr, hs)
 	}
-	if i += parseRun(mem, fr[i:], hs[i:]); i == len(fr) {
+	if i == len(fr) {
 		return len(fr)
 	}
 	return len(fr) - parseRest(mem, fr, hs, i)
 }
 
-// parseRest is ParseBatch (standard TPIDs) from frame i on, frame i needing the general path; it
-// returns how many frames did not parse. Out of line, so that ParseBatch's common case (no such
-// frame) keeps everything in registers.
+// parseRest is ParseBatch (standard TPIDs) from frame i on, where parseRun4 stopped (at a frame
+// that needs the general path, or at the last len(fr) % 4 frames); it returns how many frames did
+// not parse. Out of line, so that ParseBatch's common case (a batch of a multiple of four frames,
+// none of them rare) keeps everything in registers and makes one call.
 //
 //go:noinline
 func parseRest(mem []byte, fr []frame.Frame, hs []Header, i int) (bad int) {
 	hs = hs[:len(fr)]
 	for {
+		if i += parseRun(mem, fr[i:], hs[i:]); i >= len(fr) {
+			return bad
+		}
 		if !std.parseFrame(mem, &fr[i], &hs[i]) {
 			bad++
 		}
 		i++
 		if littleEndian {
 			i += parseRun4(mem, fr[i:], hs[i:])
-		}
-		if i += parseRun(mem, fr[i:], hs[i:]); i >= len(fr) {
-			return bad
 		}
 	}
 }
@@ -163,11 +164,10 @@ func tagWord(t Tag) uint32 {
 func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 	fr := b.Frames
 	w := tagWord(t)
-	i := pushRun4(b.Mem, fr, w)
-	if i += pushRun(b.Mem, fr[i:], w); i == len(fr) {
-		return 0
+	if i := pushRun4(b.Mem, fr, w); i != len(fr) {
+		return pushRest(b, i, t, w)
 	}
-	return pushRest(b, i, t, w)
+	return 0
 }
 
 // pushRest is PushBatch from frame i on, frame i needing Push (see parseRest).
@@ -176,14 +176,14 @@ func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 func pushRest(b *frame.Batch, i int, t Tag, w uint32) int {
 	fr := b.Frames
 	for {
+		if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
+			return 0
+		}
 		if Push(b, i, t) != nil {
 			return pushCompact(b, i, t)
 		}
 		i++
 		i += pushRun4(b.Mem, fr[i:], w)
-		if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
-			return 0
-		}
 	}
 }
 
@@ -258,31 +258,31 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 		}
 		return popped
 	}
-	i, untagged := popRun4(b.Mem, fr)
-	k, u := popRun(b.Mem, fr[i:])
-	if i, untagged = i+k, untagged+u; i == len(fr) {
-		return len(fr) - untagged
+	i, popped := popRun4(b.Mem, fr)
+	if i != len(fr) {
+		return popped + popRest(b, i)
 	}
-	return len(fr) - popRest(b, i, untagged)
+	return popped
 }
 
-// popRest is PopBatch (standard TPIDs) from frame i on, frame i needing Pop, untagged frames
-// counted so far; it returns the count of frames left untagged (see parseRest).
+// popRest is PopBatch (standard TPIDs) from frame i on, where popRun4 stopped; it returns how
+// many tags it popped (see parseRest).
 //
 //go:noinline
-func popRest(b *frame.Batch, i, untagged int) int {
+func popRest(b *frame.Batch, i int) (popped int) {
 	fr := b.Frames
 	for {
-		if _, err := std.Pop(b, i); err != nil {
-			untagged++
+		k, u := popRun(b.Mem, fr[i:])
+		i, popped = i+k, popped+k-u
+		if i >= len(fr) {
+			return popped
+		}
+		if _, err := std.Pop(b, i); err == nil {
+			popped++
 		}
 		i++
-		k, u := popRun4(b.Mem, fr[i:])
-		i, untagged = i+k, untagged+u
-		k, u = popRun(b.Mem, fr[i:])
-		if i, untagged = i+k, untagged+u; i >= len(fr) {
-			return untagged
-		}
+		k, n := popRun4(b.Mem, fr[i:])
+		i, popped = i+k, popped+n
 	}
 }
 
@@ -335,32 +335,32 @@ func (p *Parser) SetTCIBatch(b *frame.Batch, tci TCI) (n int) {
 		return n
 	}
 	w := bits.ReverseBytes16(uint16(tci))
-	i, untagged := setTCIRun4(b.Mem, fr, w)
-	k, u := setTCIRun(b.Mem, fr[i:], w)
-	if i, untagged = i+k, untagged+u; i == len(fr) {
-		return len(fr) - untagged
+	i, n := setTCIRun4(b.Mem, fr, w)
+	if i != len(fr) {
+		return n + setTCIRest(b, i, tci)
 	}
-	return len(fr) - setTCIRest(b, i, untagged, tci)
+	return n
 }
 
-// setTCIRest is SetTCIBatch (standard TPIDs) from frame i on, frame i needing SetTCI, untagged
-// frames counted so far; it returns the count of frames left untagged (see parseRest).
+// setTCIRest is SetTCIBatch (standard TPIDs) from frame i on, where setTCIRun4 stopped; it
+// returns how many TCIs it rewrote (see parseRest).
 //
 //go:noinline
-func setTCIRest(b *frame.Batch, i, untagged int, tci TCI) int {
+func setTCIRest(b *frame.Batch, i int, tci TCI) (n int) {
 	fr := b.Frames
 	w := bits.ReverseBytes16(uint16(tci))
 	for {
-		if std.SetTCI(b, i, tci) != nil {
-			untagged++
+		k, u := setTCIRun(b.Mem, fr[i:], w)
+		i, n = i+k, n+k-u
+		if i >= len(fr) {
+			return n
+		}
+		if std.SetTCI(b, i, tci) == nil {
+			n++
 		}
 		i++
-		k, u := setTCIRun4(b.Mem, fr[i:], w)
-		i, untagged = i+k, untagged+u
-		k, u = setTCIRun(b.Mem, fr[i:], w)
-		if i, untagged = i+k, untagged+u; i >= len(fr) {
-			return untagged
-		}
+		k, m := setTCIRun4(b.Mem, fr[i:], w)
+		i, n = i+k, n+m
 	}
 }
 

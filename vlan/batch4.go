@@ -265,7 +265,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 		d := mem[o : o+EthLen : o+EthLen]
 		t1, t2 = tpidOrder(uint16(d[12]) | uint16(d[13])<<8)
 	}
-	untagged := 0
+	done := 0 // tags popped, or TCIs rewritten
 	fb := unsafe.Pointer(unsafe.SliceData(fr))
 	fp := fb
 	for g := n / 4; ; g-- {
@@ -276,7 +276,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
@@ -284,8 +284,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		{
@@ -295,7 +294,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
@@ -303,8 +302,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		{
@@ -314,7 +312,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
@@ -322,8 +320,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		{
@@ -333,7 +330,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if f.Flags&frame.FlagVLAN != 0 || uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
@@ -341,12 +338,11 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		if g == 1 {
-			return n, untagged
+			return n, done
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
 	}
@@ -367,7 +363,7 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 		d := mem[o : o+EthLen : o+EthLen]
 		t1, t2 = tpidOrder(uint16(d[12]) | uint16(d[13])<<8)
 	}
-	untagged := 0
+	done := 0 // tags popped, or TCIs rewritten
 	fb := unsafe.Pointer(unsafe.SliceData(fr))
 	fp := fb
 	for g := n / 4; ; g-- {
@@ -376,14 +372,13 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		{
@@ -391,14 +386,13 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		{
@@ -406,14 +400,13 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		{
@@ -421,18 +414,17 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Flags&frame.FlagVLAN != 0 || f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
 			}
 			d := mem[o : o+EthLen : o+EthLen]
 			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-			} else {
-				untagged++
+				done++
 			}
 		}
 		if g == 1 {
-			return n, untagged
+			return n, done
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
 	}
