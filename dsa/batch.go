@@ -634,9 +634,9 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		if c.kind == kKSZ9893 {
 			t, ll = byte(d.Ports)|(d.Prio&3)<<3, 1<<5
 		}
-		encTail1Batchx4(mem, fr, rs, t, t|ll)
+		encTail1Batchx4(mem, fr, rs, uint32(t), uint32(t|ll))
 	case kHellcreek:
-		encTail1Batchx4(mem, fr, rs, byte(d.Ports), byte(d.Ports))
+		encTail1Batchx4(mem, fr, rs, uint32(byte(d.Ports)), uint32(byte(d.Ports)))
 	case kKSZ9477, kLAN937x:
 		if d.Flags&DestTimestamp != 0 {
 			markSlow(rs)
@@ -953,21 +953,21 @@ func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int)
 }
 
 // encTail1Batch appends one byte to every frame of 60 bytes or more: t, or tll for a link-local
-// destination (KSZ's override bit).
+// destination (KSZ's override bit); uint32 rather than byte, so that the choice is a CMOV.
 //
 //go:noinline
-func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll byte) {
+func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint32) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem)) - 1
+	lim, limDA := int64(len(mem))-1, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
 		o, l, tl := int64(f.Off), f.Len, f.Tail
-		if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim {
+		if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
 			v := t
 			if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 				v = tll
 			}
-			mem[e] = v
+			mem[e] = byte(v)
 			f.Len, f.Tail = l+1, tl-1
 			continue
 		}
@@ -980,11 +980,11 @@ func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll byte) {
 //go:noinline
 func encTail2Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint16) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem)) - 2
+	lim, limDA := int64(len(mem))-2, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
 		o, l, tl := int64(f.Off), f.Len, f.Tail
-		if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim {
+		if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
 			v := t
 			if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 				v = tll

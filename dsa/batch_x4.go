@@ -2167,9 +2167,9 @@ func encPrefixBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n in
 // encTail1Batchx4 is encTail1Batch four frames per iteration, the last len(fr) % 4 by encTail1Batch.
 //
 //go:noinline
-func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t byte, tll byte) {
+func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint32, tll uint32) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem)) - 1
+	lim, limDA := int64(len(mem))-1, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
 	_ = end
 	n4 := len(fr) &^ 3
 	if n4 != len(fr) {
@@ -2182,12 +2182,12 @@ func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t byte, tll byte
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
 				}
-				mem[e] = v
+				mem[e] = byte(v)
 				f.Len, f.Tail = l+1, tl-1
 				goto next0
 			}
@@ -2197,12 +2197,12 @@ func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t byte, tll byte
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
 				}
-				mem[e] = v
+				mem[e] = byte(v)
 				f.Len, f.Tail = l+1, tl-1
 				goto next1
 			}
@@ -2212,12 +2212,12 @@ func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t byte, tll byte
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
 				}
-				mem[e] = v
+				mem[e] = byte(v)
 				f.Len, f.Tail = l+1, tl-1
 				goto next2
 			}
@@ -2227,12 +2227,12 @@ func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t byte, tll byte
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
 				}
-				mem[e] = v
+				mem[e] = byte(v)
 				f.Len, f.Tail = l+1, tl-1
 				goto next3
 			}
@@ -2251,7 +2251,7 @@ func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t byte, tll byte
 //go:noinline
 func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll uint16) {
 	fb, rb, end := frames(fr, rs)
-	lim := int64(len(mem)) - 2
+	lim, limDA := int64(len(mem))-2, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
 	_ = end
 	n4 := len(fr) &^ 3
 	if n4 != len(fr) {
@@ -2264,7 +2264,7 @@ func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll ui
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
@@ -2279,7 +2279,7 @@ func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll ui
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
@@ -2294,7 +2294,7 @@ func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll ui
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
@@ -2309,7 +2309,7 @@ func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll ui
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
 			o, l, tl := int64(f.Off), f.Len, f.Tail
-			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim {
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
 				v := t
 				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
 					v = tll
