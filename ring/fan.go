@@ -98,7 +98,7 @@ func (f *FanIn[T]) Closed() bool {
 // poll fills out from the rings in turn, starting one ring further on each
 // call so that every ring is first in turn.
 func (f *FanIn[T]) poll(out []T) int {
-	return f.pollFrom(f.advance(), out)
+	return f.pollFrom(f.advance(), len(f.rings), out)
 }
 
 // advance returns the ring the next poll starts at and moves f.next on.
@@ -110,11 +110,11 @@ func (f *FanIn[T]) advance() int {
 	return i
 }
 
-// pollFrom is poll starting at ring i, without moving f.next.
-func (f *FanIn[T]) pollFrom(i int, out []T) int {
+// pollFrom is poll over k rings starting at ring i, without moving f.next.
+func (f *FanIn[T]) pollFrom(i, k int, out []T) int {
 	rings := f.rings
 	got := 0
-	for range rings {
+	for range k {
 		got += rings[i].dequeue(out[got:])
 		if got == len(out) {
 			break
@@ -131,13 +131,13 @@ func (f *FanIn[T]) pollFrom(i int, out []T) int {
 // previous call started at and takes from each ring in turn as many as fit.
 // Consumer only.
 func (f *FanIn[T]) DequeueBurst(out []T) int {
-	// Fast path: the first ring in turn fills out by itself (what poll would
-	// do, in one call).
+	// The first ring in turn is polled here: when it fills out (the common
+	// case under load) that is the whole call.
 	i := f.advance()
-	if f.rings[i].dequeueFull(out) {
-		return len(out)
+	n := f.rings[i].dequeue(out)
+	if n < len(out) {
+		n += f.pollRest(i, out[n:])
 	}
-	n := f.pollFrom(i, out)
 	if n == 0 && len(out) > 0 {
 		f.empty.Add(1)
 	}
@@ -148,17 +148,30 @@ func (f *FanIn[T]) DequeueBurst(out []T) int {
 // does, until some ring has items (n > 0, nil), every ring is closed and
 // empty (0, ErrClosed) or ctx is done (0, ctx.Err()). Consumer only.
 func (f *FanIn[T]) DequeueBurstWait(ctx context.Context, out []T) (int, error) {
-	// Fast path, as in DequeueBurst.
+	// As in DequeueBurst, the first ring in turn is polled here.
 	i := f.advance()
-	if f.rings[i].dequeueFull(out) {
-		return len(out), nil
+	if n := f.rings[i].dequeue(out); n == len(out) {
+		return n, nil
+	} else if n > 0 {
+		return n + f.pollRest(i, out[n:]), nil
 	}
 	return f.dequeueBurstWaitSlow(ctx, out, i)
 }
 
+// pollRest finishes a poll that started at ring i and took what ring i had:
+// it polls the other rings in turn into out.
+//
+//go:noinline
+func (f *FanIn[T]) pollRest(i int, out []T) int {
+	if i++; i == len(f.rings) {
+		i = 0
+	}
+	return f.pollFrom(i, len(f.rings)-1, out)
+}
+
 //go:noinline
 func (f *FanIn[T]) dequeueBurstWaitSlow(ctx context.Context, out []T, i int) (int, error) {
-	if n := f.pollFrom(i, out); n > 0 || len(out) == 0 {
+	if n := f.pollRest(i, out); n > 0 {
 		return n, nil
 	}
 	f.empty.Add(1)

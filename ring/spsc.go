@@ -298,7 +298,8 @@ func (r *SPSC[T]) enqueue(items []T) int {
 }
 
 // dequeue moves up to len(out) items into out, publishes the freed slots
-// with one store and returns how many. It does not count.
+// with one store and returns how many. It does not count. The copy is
+// inline unless it wraps.
 func (r *SPSC[T]) dequeue(out []T) int {
 	head := r.c.head.Load()
 	n := uint64(len(out))
@@ -308,30 +309,18 @@ func (r *SPSC[T]) dequeue(out []T) int {
 	if n == 0 {
 		return 0
 	}
-	r.take(head, out[:n])
-	r.c.head.Store(head + n)
-	r.wakeProducer(head + n)
-	return int(n)
-}
-
-// dequeueFull fills all of out and reports true if the consumer's cached
-// view of tail shows len(out) items that do not wrap; otherwise it does
-// nothing and reports false (the caller falls back to dequeue). It is the
-// fast path of DequeueBurst as one call, for FanIn.
-func (r *SPSC[T]) dequeueFull(out []T) bool {
-	head := r.c.head.Load()
-	n := uint64(len(out))
-	if i, j := head&r.mask, head&r.mask+n; n-1 < r.c.tailCache-head && j <= uint64(len(r.buf)) {
+	if i, j := head&r.mask, head&r.mask+n; j <= uint64(len(r.buf)) {
 		s := r.buf[i:j]
 		copy(out, s)
 		if r.clr {
 			clear(s)
 		}
-		r.c.head.Store(head + n)
-		r.wakeProducer(head + n)
-		return true
+	} else {
+		r.takeWrap(i, out[:n])
 	}
-	return false
+	r.c.head.Store(head + n)
+	r.wakeProducer(head + n)
+	return int(n)
 }
 
 // wakeProducer is called by the consumer after publishing head. A parked
@@ -357,12 +346,12 @@ func (r *SPSC[T]) wakeProducerSlow(head uint64) {
 // EnqueueBurst adds as many items as fit, in order, and returns how many:
 // items[:n] are in the ring, items[n:] are not. Producer only.
 func (r *SPSC[T]) EnqueueBurst(items []T) int {
-	// Fast path: the cached view of head shows room for all of items and
-	// they do not wrap. This is enqueue's body written out, so that the
+	// Fast path: there is room for all of items (by the cached view of
+	// head, refreshed if it shows too little) and they do not wrap. This is enqueue's body written out, so that the
 	// common call is one frame with one copy; everything else is out of line.
 	tail := r.p.tail.Load()
 	n := uint64(len(items))
-	if i, j := tail&r.mask, tail&r.mask+n; n-1 < r.p.headCache+r.size-tail && j <= uint64(len(r.buf)) {
+	if i, j := tail&r.mask, tail&r.mask+n; n-1 < r.free(tail, n) && j <= uint64(len(r.buf)) {
 		copy(r.buf[i:j], items)
 		r.p.tail.Store(tail + n)
 		r.cw.wakeIfParked()
@@ -415,11 +404,11 @@ func (r *SPSC[T]) Enqueue(v T) bool {
 // DequeueBurst moves up to len(out) items into out[:n], oldest first, and
 // returns n; 0 means the ring was empty. Consumer only.
 func (r *SPSC[T]) DequeueBurst(out []T) int {
-	// Fast path: the cached view of tail shows len(out) items and they do
-	// not wrap (see EnqueueBurst).
+	// Fast path: len(out) items are queued (by the cached view of tail,
+	// refreshed if it shows too few) and they do not wrap (see EnqueueBurst).
 	head := r.c.head.Load()
 	n := uint64(len(out))
-	if i, j := head&r.mask, head&r.mask+n; n-1 < r.c.tailCache-head && j <= uint64(len(r.buf)) {
+	if i, j := head&r.mask, head&r.mask+n; n-1 < r.avail(head, n) && j <= uint64(len(r.buf)) {
 		s := r.buf[i:j]
 		copy(out, s)
 		if r.clr {

@@ -65,11 +65,11 @@ func (w *waiter) park(done <-chan struct{}) bool {
 // empty, or 0 and ctx.Err(). A busy consumer never parks: when items are
 // queued it returns them at once. Consumer only.
 func (r *SPSC[T]) DequeueBurstWait(ctx context.Context, out []T) (int, error) {
-	// Fast path, as in DequeueBurst: the cached tail shows len(out) items
-	// that do not wrap.
+	// Fast path, as in DequeueBurst: len(out) items are queued and
+	// do not wrap.
 	head := r.c.head.Load()
 	n := uint64(len(out))
-	if i, j := head&r.mask, head&r.mask+n; n-1 < r.c.tailCache-head && j <= uint64(len(r.buf)) {
+	if i, j := head&r.mask, head&r.mask+n; n-1 < r.avail(head, n) && j <= uint64(len(r.buf)) {
 		s := r.buf[i:j]
 		copy(out, s)
 		if r.clr {
@@ -128,11 +128,11 @@ func (r *SPSC[T]) EnqueueBurstWait(ctx context.Context, items []T) (int, error) 
 	if r.closed.Load() {
 		return 0, ErrClosed
 	}
-	// Fast path, as in EnqueueBurst: the cached head shows room for all
+	// Fast path, as in EnqueueBurst: there is room for all of items
 	// and they do not wrap.
 	tail := r.p.tail.Load()
 	n := uint64(len(items))
-	if i, j := tail&r.mask, tail&r.mask+n; n-1 < r.p.headCache+r.size-tail && j <= uint64(len(r.buf)) {
+	if i, j := tail&r.mask, tail&r.mask+n; n-1 < r.free(tail, n) && j <= uint64(len(r.buf)) {
 		copy(r.buf[i:j], items)
 		r.p.tail.Store(tail + n)
 		r.cw.wakeIfParked()
