@@ -653,7 +653,7 @@ func xorE23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
@@ -704,7 +704,7 @@ func xorE23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}

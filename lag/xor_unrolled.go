@@ -1156,7 +1156,7 @@ func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
@@ -1194,7 +1194,7 @@ func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
@@ -1226,7 +1226,7 @@ func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+							*(*uint8)(unsafe.Add(ob, i-1)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 						} else {
 							rare |= 1 << ((i - 1) & 63)
 						}
@@ -1259,7 +1259,7 @@ func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+							*(*uint8)(unsafe.Add(ob, i-2)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 						} else {
 							rare |= 1 << ((i - 2) & 63)
 						}
@@ -1292,7 +1292,7 @@ func xorE23x4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare uint
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv4))
+							*(*uint8)(unsafe.Add(ob, i-3)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 						} else {
 							rare |= 1 << ((i - 3) & 63)
 						}
@@ -1347,7 +1347,7 @@ func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
@@ -1385,7 +1385,7 @@ func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
@@ -1417,7 +1417,7 @@ func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							*(*uint8)(unsafe.Add(ob, i-1)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 						} else {
 							rare |= 1 << ((i - 1) & 63)
 						}
@@ -1450,7 +1450,7 @@ func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							*(*uint8)(unsafe.Add(ob, i-2)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 						} else {
 							rare |= 1 << ((i - 2) & 63)
 						}
@@ -1483,7 +1483,7 @@ func xorE23Tablex4(st *snapshot, mem []byte, fr []frame.Frame, out *uint8) (rare
 				} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 					if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 						if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv4)]
+							*(*uint8)(unsafe.Add(ob, i-3)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 						} else {
 							rare |= 1 << ((i - 3) & 63)
 						}
