@@ -57,17 +57,27 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 	return len(fr) - parseRest(mem, fr, hs, i)
 }
 
-// parseRest is ParseBatch (standard TPIDs) from frame i on, where parseRun4 stopped (at a frame
-// that needs the general path, or at the last len(fr) % 4 frames); it returns how many frames did
-// not parse. Out of line, so that ParseBatch's common case (a batch of a multiple of four frames,
-// none of them rare) keeps everything in registers and makes one call.
+// parseRest is ParseBatch (standard TPIDs) from frame i on, where parseRun4 stopped: at a frame
+// that needs the general path, or at the last len(fr) % 4 frames (parseRun takes those, and
+// stops at once on a frame that needs the general path). After a frame on the general path the
+// four-frame loop resumes. It returns how many frames did not parse. Out of line, so that
+// ParseBatch's common case (a batch of a multiple of four frames, none of them rare) keeps
+// everything in registers and makes one call.
 //
 //go:noinline
 func parseRest(mem []byte, fr []frame.Frame, hs []Header, i int) (bad int) {
 	hs = hs[:len(fr)]
 	for {
-		if i += parseRun(mem, fr[i:], hs[i:]); i >= len(fr) {
-			return bad
+		if !littleEndian || len(fr)-i < 4 { // the remainder (or no four-frame loop)
+			for {
+				if i += parseRun(mem, fr[i:], hs[i:]); i >= len(fr) {
+					return bad
+				}
+				if !std.parseFrame(mem, &fr[i], &hs[i]) {
+					bad++
+				}
+				i++
+			}
 		}
 		if !std.parseFrame(mem, &fr[i], &hs[i]) {
 			bad++
@@ -170,14 +180,22 @@ func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 	return 0
 }
 
-// pushRest is PushBatch from frame i on, frame i needing Push (see parseRest).
+// pushRest is PushBatch from frame i on, where pushRun4 stopped (see parseRest).
 //
 //go:noinline
 func pushRest(b *frame.Batch, i int, t Tag, w uint32) int {
 	fr := b.Frames
 	for {
-		if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
-			return 0
+		if len(fr)-i < 4 {
+			for {
+				if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
+					return 0
+				}
+				if Push(b, i, t) != nil {
+					return pushCompact(b, i, t)
+				}
+				i++
+			}
 		}
 		if Push(b, i, t) != nil {
 			return pushCompact(b, i, t)
@@ -272,10 +290,17 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 func popRest(b *frame.Batch, i int) (popped int) {
 	fr := b.Frames
 	for {
-		k, u := popRun(b.Mem, fr[i:])
-		i, popped = i+k, popped+k-u
-		if i >= len(fr) {
-			return popped
+		if len(fr)-i < 4 {
+			for {
+				k, u := popRun(b.Mem, fr[i:])
+				if i, popped = i+k, popped+k-u; i >= len(fr) {
+					return popped
+				}
+				if _, err := std.Pop(b, i); err == nil {
+					popped++
+				}
+				i++
+			}
 		}
 		if _, err := std.Pop(b, i); err == nil {
 			popped++
@@ -350,10 +375,17 @@ func setTCIRest(b *frame.Batch, i int, tci TCI) (n int) {
 	fr := b.Frames
 	w := bits.ReverseBytes16(uint16(tci))
 	for {
-		k, u := setTCIRun(b.Mem, fr[i:], w)
-		i, n = i+k, n+k-u
-		if i >= len(fr) {
-			return n
+		if len(fr)-i < 4 {
+			for {
+				k, u := setTCIRun(b.Mem, fr[i:], w)
+				if i, n = i+k, n+k-u; i >= len(fr) {
+					return n
+				}
+				if std.SetTCI(b, i, tci) == nil {
+					n++
+				}
+				i++
+			}
 		}
 		if std.SetTCI(b, i, tci) == nil {
 			n++

@@ -191,6 +191,17 @@ func (c *byteChooser) Uint64() uint64 {
 // tailroom inside the arena). Frames overlap in the arena; the batches are worked in the same
 // order, so they stay comparable byte for byte.
 func edgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
+	return edgeBatchesMix(c, false)
+}
+
+// denseEdgeBatches is edgeBatches with seven frames in eight plain (60-100 bytes, 128 bytes of
+// headroom, no out-of-band tag, in the middle of the arena, tags as in edgeBatches): long runs
+// for the batch forms' four-frame loops, broken at every position by the edge frames.
+func denseEdgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
+	return edgeBatchesMix(c, true)
+}
+
+func edgeBatchesMix(c chooser, dense bool) (*frame.Batch, *frame.Batch, *frame.Batch) {
 	const arena = 2*0x10000 + 4096
 	lens := []uint16{0, 1, 11, 12, 13, 14, 15, 17, 18, 19, 21, 22, 23, 59, 60, 61, 63, 64, 65, 100, 0xffef, 0xfff0, 0xfffb, 0xfffc, 0xffff}
 	heads := []uint16{0, 1, 3, 4, 5, 128, 0xfffa, 0xfffb, 0xfffc, 0xffff}
@@ -203,8 +214,21 @@ func edgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
 		seed = seed*6364136223846793005 + 1442695040888963407
 		binary.LittleEndian.PutUint64(memA[i:], seed)
 	}
+	if dense { // mostly standard tags, so that short frames often carry a full QinQ header
+		tpids = []uint16{TPID8021Q, TPID8021AD, TPID9100, TPID8021Q, TPID8021AD, TPID8021Q, frame.TypeIPv4}
+	}
 	for i := range frs {
 		f := &frs[i]
+		if dense && c.IntN(8) != 0 {
+			f.Len, f.Head, f.Tail = uint16(60+c.IntN(41)), 128, uint16(c.IntN(80))
+			f.Off = 0x10000 + uint32(c.IntN(4096-200))
+			d := memA[f.Off:]
+			for j, k := 0, c.IntN(3); j < k; j++ {
+				tp := tpids[c.IntN(len(tpids))]
+				d[12+4*j], d[13+4*j] = byte(tp>>8), byte(tp)
+			}
+			continue
+		}
 		f.Len = lens[c.IntN(len(lens))]
 		f.Head = heads[c.IntN(len(heads))]
 		f.Tail = uint16(c.IntN(80))
@@ -230,9 +254,14 @@ func edgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
 				f.TPID = 0 // older kernels report no TPID: 0x8100
 			}
 		}
-		// Tags at the front of the bytes (where they fit): none, one or two, of any of the TPIDs.
+		// Tags at the front of the bytes (where they fit): none, one or two, of any of the TPIDs
+		// (dense batches: two in half the edge frames, so that short QinQ frames are common).
 		d := memA[f.Off:]
-		for j, k := 0, c.IntN(3); j < k && len(d) >= 14+4*j; j++ {
+		k := c.IntN(3)
+		if dense && c.IntN(2) == 0 {
+			k = 2
+		}
+		for j := 0; j < k && len(d) >= 14+4*j; j++ {
 			tp := tpids[c.IntN(len(tpids))]
 			d[12+4*j], d[13+4*j] = byte(tp>>8), byte(tp)
 		}
@@ -302,9 +331,16 @@ func FuzzBatch(f *testing.F) {
 	})
 }
 
-// checkEdges builds edgeBatches from fresh choosers (each gives the same batches) and compares the
-// three ways of running each op.
+// checkEdges builds edgeBatches, then denseEdgeBatches, from fresh choosers (each gives the same
+// batches) and compares the three ways of running each op.
 func checkEdges(t *testing.T, what string, src func() chooser) {
+	t.Helper()
+	checkEdgesOf(t, what, src, edgeBatches)
+	checkEdgesOf(t, what+" dense", src, denseEdgeBatches)
+	checkFast(t, what, src)
+}
+
+func checkEdgesOf(t *testing.T, what string, src func() chooser, edgeBatches func(chooser) (*frame.Batch, *frame.Batch, *frame.Batch)) {
 	t.Helper()
 	p9100, _ := NewParser(TPID9100)
 	same := func(op string, a, b *frame.Batch) {
@@ -410,5 +446,4 @@ func checkEdges(t *testing.T, what string, src func() chooser) {
 	}
 	same("push", a, b)
 	same("push general", a, c)
-	checkFast(t, what, src)
 }
