@@ -11,16 +11,33 @@ import (
 // four frames per iteration: the same tests and the same stores, frame by frame in order, so
 // that the loop's own increment, compare and jump are paid once per four frames. Each one covers
 // the first len(fr) &^ 3 frames and returns the index of the first frame that needs the general
-// path (or len(fr) &^ 3); the drivers in batch.go then run the single-frame loop, which takes the
-// remainder (and, at a frame that needs the general path, stops at once).
+// path, or len(fr) &^ 3 (pop and SetTCI also return how many frames they changed). The drivers in
+// batch.go call one of them for the whole batch; only when it stops early does the out-of-line
+// rest loop run (parseRest etc.): the general path for the frame it stopped at, then the x4 loop
+// again on the frames after it, and the single-frame loop for the last len(fr) % 4 frames.
+//
+// Differences from the single-frame loops, none of which changes a result:
+//   - the descriptors (and Parse's headers) are walked by a pointer that moves 128 bytes per
+//     iteration, so that a field compared with a constant is one instruction (a compare with a
+//     memory operand; with base+index addressing the compiler splits it into a load and a
+//     compare);
+//   - push, pop and SetTCI test the out-of-band flag once for four frames (oobTag4): when any of
+//     the four has one, the loop stops at the first of the four and the single-frame code takes
+//     them;
+//   - Parse, pop and SetTCI test the outer TPID that the batch's first frame carries first
+//     (tpidOrder): a QinQ batch compares with 0x88a8 once, not twice;
+//   - Parse stores Outer and Inner together, and pop and SetTCI count the frames they change
+//     (not the untagged ones), which leaves no else branch.
 //
 // The four blocks of an iteration are one text: they differ only in their `const k = N *
 // frameSize` line (TestUnrolledBlocksIdentical checks this on the source). Written out by hand
 // rather than as an inlined function: an inlined call leaves a NOP at its call site, and the
-// per-frame functions do not fit Go's inlining budget anyway.
+// per-frame code does not fit Go's inlining budget anyway.
 //
-// Parse stores a header's Outer and Inner tags with one 8-byte store, which is only right on a
-// little-endian machine: ParseBatch calls parseRun4 only when littleEndian holds (endian_le.go).
+// Parse stores a tag through a uint32 (TPID in the low half), which is only right on a
+// little-endian machine: ParseBatch calls parseRun4 only when littleEndian holds (endian_le.go;
+// -tags vlan_portable therefore runs the single-frame loop). oobTag4 reads the machine's own
+// layout (flagWord) and is right on any machine.
 
 // A Header and a frame.Frame are both 32 bytes, so the x4 loops reach the i-th of each with one
 // offset.
