@@ -39,10 +39,6 @@ import (
 // -tags vlan_portable therefore runs the single-frame loop). oobTag4 reads the machine's own
 // layout (flagWord) and is right on any machine.
 
-// A Header and a frame.Frame are both 32 bytes, so the x4 loops reach the i-th of each with one
-// offset.
-var _ [frameSize]struct{} = [headerSize]struct{}{}
-
 // tpidOrder returns the standard TPIDs (as a little-endian load sees them) in the order a frame
 // whose tag word is t would match first: 0x88a8 first when t is 0x88a8. A loop tests the TPID
 // the batch's first frame carries first; the result of the test is the same either way.
@@ -80,7 +76,7 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 		{
 			const k = 0 * frameSize
 			f := (*frame.Frame)(unsafe.Add(fp, k))
-			h := (*Header)(unsafe.Add(hp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
 			o := int64(f.Off)
 			if f.Len < EthLen+HeaderLen || o > lim {
 				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
@@ -101,7 +97,7 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 		{
 			const k = 1 * frameSize
 			f := (*frame.Frame)(unsafe.Add(fp, k))
-			h := (*Header)(unsafe.Add(hp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
 			o := int64(f.Off)
 			if f.Len < EthLen+HeaderLen || o > lim {
 				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
@@ -122,7 +118,7 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 		{
 			const k = 2 * frameSize
 			f := (*frame.Frame)(unsafe.Add(fp, k))
-			h := (*Header)(unsafe.Add(hp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
 			o := int64(f.Off)
 			if f.Len < EthLen+HeaderLen || o > lim {
 				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
@@ -143,7 +139,7 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 		{
 			const k = 3 * frameSize
 			f := (*frame.Frame)(unsafe.Add(fp, k))
-			h := (*Header)(unsafe.Add(hp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
 			o := int64(f.Off)
 			if f.Len < EthLen+HeaderLen || o > lim {
 				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
