@@ -259,8 +259,8 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 			h := mem[o : o+14 : o+14]
 			t := uint16(h[12])<<8 | uint16(h[13])
-			if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
-				*in = Info{Port: t & 7, TagLen: 2, Code: code}
+			if e := qcaRx[t>>6]; e != 0 {
+				*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
 				*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 2
 				setLenHead(f, lh+2<<16-2)
@@ -270,6 +270,18 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 		slow(rb, p)
 	}
 }
+
+// qcaRx is, for bits 15-6 of a qca tag (version, priority, type), 1 + the type when the batch loop
+// decodes the frame (version 2, not a management frame: type 1 or 2), else 0: one load for the
+// three tests.
+var qcaRx = func() (t [1024]uint8) {
+	for i := range t {
+		if code := uint8(i) & 0x1f; i>>8 == 2 && code-1 > 1 {
+			t[i] = code + 1
+		}
+	}
+	return t
+}()
 
 // decMTKBatch: port b13[2:0]; Linux checks nothing else.
 //

@@ -426,8 +426,8 @@ func decQCABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 				h := mem[o : o+14 : o+14]
 				t := uint16(h[12])<<8 | uint16(h[13])
-				if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
-					*in = Info{Port: t & 7, TagLen: 2, Code: code}
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
 					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 2
 					setLenHead(f, lh+2<<16-2)
@@ -443,8 +443,8 @@ func decQCABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 				h := mem[o : o+14 : o+14]
 				t := uint16(h[12])<<8 | uint16(h[13])
-				if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
-					*in = Info{Port: t & 7, TagLen: 2, Code: code}
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
 					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 2
 					setLenHead(f, lh+2<<16-2)
@@ -460,8 +460,8 @@ func decQCABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 				h := mem[o : o+14 : o+14]
 				t := uint16(h[12])<<8 | uint16(h[13])
-				if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
-					*in = Info{Port: t & 7, TagLen: 2, Code: code}
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
 					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 2
 					setLenHead(f, lh+2<<16-2)
@@ -477,8 +477,8 @@ func decQCABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 				h := mem[o : o+14 : o+14]
 				t := uint16(h[12])<<8 | uint16(h[13])
-				if code := uint8(t>>6) & 0x1f; t>>14 == 2 && code-1 > 1 {
-					*in = Info{Port: t & 7, TagLen: 2, Code: code}
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
 					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 2
 					setLenHead(f, lh+2<<16-2)
