@@ -16,16 +16,17 @@ import (
 //	loops                   straight path                           inline second path
 //	layer2                  untagged Ethernet                       one in-band tag
 //	vlan+srcmac             untagged, no out-of-band tag            a tag out of band or in band
-//	layer2+3, layer3+4,     untagged IPv4, 20-byte header, not a    IPv4 as on the straight path
-//	encap2+3, encap3+4      fragment, TCP or UDP                    behind one in-band tag; IPv6
-//	                                                                (untagged or behind one tag)
-//	                                                                whose next header is TCP or UDP
+//	layer3+4, encap3+4      untagged IPv4, 20-byte header, not a    IPv4 as on the straight path
+//	                        fragment, TCP or UDP                    behind one in-band tag; IPv6
+//	encap2+3                as layer3+4, fragments too              (untagged or behind one tag)
+//	layer2+3                untagged IPv4, TCP or UDP (any          whose next header is TCP or UDP
+//	                        version, IHL, fragment state)
 //
 // For the frames the L3 loops take, the encap policies equal layer2+3 and layer3+4 (the flow
-// dissector finds nothing more inside TCP or UDP). Every other frame (QinQ, IP options, fragments,
-// ICMP, tunnels, short frames, frames whose header window runs past the arena) is left in a bit
-// set and hashed after the loop by the general path (hashFrame): keeping the call out of the loop
-// keeps the loop's state in registers.
+// dissector finds nothing more inside TCP or UDP). Every other frame (QinQ, IP options and
+// fragments where the policy's hash depends on them, ICMP, tunnels, short frames, frames whose
+// header window runs past the arena) is left in a bit set and hashed after the loop by the general
+// path (hashFrame): keeping the call out of the loop keeps the loop's state in registers.
 //
 // How the loops are written, each point measured in instructions per frame (BENCH.md):
 //   - They walk the descriptors by one pointer from the last frame down (f = &fr[i] by pointer,
