@@ -43,6 +43,9 @@ func reportCPU(b *testing.B, items int, cpu0 time.Duration) {
 //
 //	ring-burst32  SPSC (FanIn for 2 producers), bursts of 32, spin-then-park waits
 //	ring-single   the same, one item per Enqueue/Dequeue
+//	ring-zc32     ring-burst32 with the zero-copy calls: the producer writes its
+//	              values into ReserveWait's slots and commits them, the consumer
+//	              sums PeekWait's items in place and releases them
 //	chan-batch32  a buffered channel of recycled *[32]item batches; a second
 //	              channel returns empty batches
 //	chan          a buffered channel of items, capacity 1024
@@ -53,6 +56,7 @@ func BenchmarkRing(b *testing.B) {
 	}{
 		{"ring-burst32", benchRingBurst},
 		{"ring-single", benchRingSingle},
+		{"ring-zc32", benchRingZC},
 		{"chan-batch32", benchChanBatch},
 		{"chan", benchChan},
 	}
@@ -67,7 +71,7 @@ func BenchmarkRing(b *testing.B) {
 	// The same two contenders with 8x the capacity (8192 items: the ring 8192 or 2 x 4096, the
 	// channel 256 batches of 32): fewer park/wake round trips per item on both sides.
 	const bigCap = 8 * benchCap
-	for _, impl := range []int{0, 2} { // ring-burst32, chan-batch32
+	for _, impl := range []int{0, 3} { // ring-burst32, chan-batch32
 		for _, p := range []int{1, 2} {
 			b.Run(fmt.Sprintf("impl=%s/producers=%d/cap=%d", impls[impl].name, p, bigCap), func(b *testing.B) {
 				b.ReportAllocs()
@@ -161,6 +165,68 @@ func benchRingBurst(b *testing.B, producers, capacity int, cfg *ring.Config) uin
 	report(b, b.N, elapsed)
 	reportCPU(b, b.N, cpu0)
 	return sum
+}
+
+func benchRingZC(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {
+	prods, peekWait, release := zcPair(b, producers, capacity, cfg)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	for p, r := range prods {
+		wg.Go(func() {
+			v := item(p)
+			for left := share(b.N, p, producers); left > 0; {
+				s, err := r.ReserveWait(ctx, min(left, 32))
+				if err != nil {
+					panic(err)
+				}
+				for i := range s {
+					s[i] = v
+					v += item(producers)
+				}
+				r.Commit(len(s))
+				left -= len(s)
+			}
+		})
+	}
+	var sum uint64
+	for got := 0; got < b.N; {
+		s, err := peekWait(ctx, 32)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range s {
+			sum += v
+		}
+		release(len(s))
+		got += len(s)
+	}
+	elapsed := time.Since(start)
+	wg.Wait()
+	b.StopTimer()
+	report(b, b.N, elapsed)
+	reportCPU(b, b.N, cpu0)
+	return sum
+}
+
+// zcPair is ringPair for the zero-copy consumer calls.
+func zcPair(b *testing.B, producers, capacity int, cfg *ring.Config) (prods []*ring.SPSC[item], peekWait func(context.Context, int) ([]item, error), release func(int)) {
+	if producers == 1 {
+		r, err := ring.New[item](capacity, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return []*ring.SPSC[item]{r}, r.PeekWait, r.Release
+	}
+	f, err := ring.NewFanIn[item](producers, capacity/producers, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range producers {
+		prods = append(prods, f.Producer(i))
+	}
+	return prods, f.PeekWait, f.Release
 }
 
 func benchRingSingle(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {

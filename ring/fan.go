@@ -32,7 +32,8 @@ type FanIn[T any] struct {
 	// Consumer only.
 	next  int
 	empty atomic.Uint64
-	_     [cacheLine - 16]byte
+	zc    int // the ring of the current Peek
+	_     [cacheLine - 24]byte
 }
 
 // NewFanIn returns a fan-in for producers producer goroutines, each with a

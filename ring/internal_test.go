@@ -138,10 +138,24 @@ func TestSlotsCleared(t *testing.T) {
 	if r.Len() != 1 {
 		t.Fatalf("Len %d, want 1", r.Len())
 	}
+	for range 3 { // Peek/Release in parts, across the wrap
+		r.Commit(copy(r.Reserve(5), items))
+		s := r.Peek(8)
+		r.Release(len(s) / 2)
+		check("release part")
+		r.Release(len(s) - len(s)/2)
+		check("release")
+		r.Release(len(r.Peek(8)))
+		check("release rest")
+	}
 	f, _ := NewFanIn[*int](2, 4, nil)
 	f.Producer(0).EnqueueBurst(items[:3])
 	f.Producer(1).EnqueueBurst(items[:3])
 	f.DequeueBurst(out[:6])
+	f.Producer(1).EnqueueBurst(items[:3])
+	for s := f.Peek(4); len(s) > 0; s = f.Peek(4) {
+		f.Release(len(s))
+	}
 	for i := range f.rings {
 		for s, p := range f.rings[i].buf {
 			if p != nil {
@@ -209,7 +223,7 @@ func recv(t *testing.T, ch <-chan result) result {
 }
 
 func TestParkedConsumerWakesForOneItem(t *testing.T) {
-	for _, how := range []string{"Enqueue", "EnqueueBurst", "EnqueueBulk", "EnqueueBurstWait"} {
+	for _, how := range []string{"Enqueue", "EnqueueBurst", "EnqueueBulk", "EnqueueBurstWait", "Commit"} {
 		t.Run(how, func(t *testing.T) {
 			r, _ := New[int](16, nil)
 			ch := parkedConsumer(t, context.Background(), r, 8)
@@ -222,6 +236,10 @@ func TestParkedConsumerWakesForOneItem(t *testing.T) {
 				r.EnqueueBulk([]int{42})
 			case "EnqueueBurstWait":
 				r.EnqueueBurstWait(context.Background(), []int{42})
+			case "Commit":
+				s := r.Reserve(4)
+				s[0] = 42
+				r.Commit(1)
 			}
 			res := recv(t, ch)
 			if res.err != nil || res.n != 1 || res.v[0] != 42 {
@@ -303,7 +321,7 @@ func parkedProducer(t *testing.T, ctx context.Context, r *SPSC[int], extra int) 
 }
 
 func TestParkedProducer(t *testing.T) {
-	for _, how := range []string{"Dequeue", "DequeueBurst", "DequeueBulk", "DequeueBurstWait"} {
+	for _, how := range []string{"Dequeue", "DequeueBurst", "DequeueBulk", "DequeueBurstWait", "Release"} {
 		t.Run(how, func(t *testing.T) {
 			r, _ := New[int](8, nil)
 			ch := parkedProducer(t, context.Background(), r, 3)
@@ -318,6 +336,9 @@ func TestParkedProducer(t *testing.T) {
 				r.DequeueBulk(out)
 			case "DequeueBurstWait":
 				r.DequeueBurstWait(context.Background(), out)
+			case "Release":
+				r.Peek(5)
+				r.Release(2)
 			}
 			// The producer waits for room for all 3 (less than half the
 			// ring): 2 free slots do not wake it. The consumer's wake-up
@@ -419,4 +440,82 @@ func TestFanInParkedConsumer(t *testing.T) {
 		t.Fatalf("got %d %v, want 0 ErrClosed", res.n, res.err)
 	}
 	runtime.KeepAlive(f)
+}
+
+// parkedZC starts fn (a PeekWait or ReserveWait) in a goroutine and returns
+// once it is parked on w.
+func parkedZC(t *testing.T, w *waiter, fn func() ([]int, error)) <-chan result {
+	t.Helper()
+	ch := make(chan result, 1)
+	go func() {
+		s, err := fn()
+		ch <- result{n: len(s), v: append([]int(nil), s...), err: err}
+	}()
+	waitFor(t, "the zero-copy call to park", func() bool { return w.sleeping.Load() != 0 })
+	return ch
+}
+
+// TestZCParked: a consumer parked in PeekWait wakes for one item (copied in
+// or committed) and on Close; a producer parked in ReserveWait wakes once the
+// consumer has released the room it waits for (not before) and on cancel; a
+// FanIn consumer parked in PeekWait wakes for any producer's Commit.
+func TestZCParked(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"EnqueueBurst", "Commit"} {
+		r, _ := New[int](16, nil)
+		ch := parkedZC(t, r.cw, func() ([]int, error) { return r.PeekWait(ctx, 8) })
+		if how == "Commit" {
+			r.Reserve(1)[0] = 42
+			r.Commit(1)
+		} else {
+			r.EnqueueBurst([]int{42})
+		}
+		if res := recv(t, ch); res.err != nil || res.n != 1 || res.v[0] != 42 {
+			t.Fatalf("%s: got %v %v, want [42] <nil>", how, res.v, res.err)
+		}
+		if s := r.Stats(); s.Empty != 1 || r.cw.sleeping.Load() != 0 {
+			t.Errorf("%s: stats %+v, sleeping %d", how, s, r.cw.sleeping.Load())
+		}
+	}
+	r, _ := New[int](16, nil)
+	ch := parkedZC(t, r.cw, func() ([]int, error) { return r.PeekWait(ctx, 8) })
+	r.Close()
+	if res := recv(t, ch); res.n != 0 || !errors.Is(res.err, ErrClosed) {
+		t.Fatalf("Close: got %v %v", res.v, res.err)
+	}
+
+	r, _ = New[int](8, nil)
+	copy(r.Reserve(8), []int{0, 1, 2, 3, 4, 5, 6, 7})
+	r.Commit(8)
+	ch = parkedZC(t, r.pw, func() ([]int, error) { return r.ReserveWait(ctx, 3) })
+	r.Release(len(r.Peek(2)))
+	if w := r.pw.sleeping.Load(); w != 3 {
+		t.Fatalf("after releasing 2: producer waits for %d, want 3", w)
+	}
+	r.Release(len(r.Peek(1)))
+	if res := recv(t, ch); res.err != nil || res.n != 3 {
+		t.Fatalf("ReserveWait: got %d %v, want 3 slots", res.n, res.err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	r, _ = New[int](2, nil)
+	r.EnqueueBurst([]int{1, 2})
+	ch = parkedZC(t, r.pw, func() ([]int, error) { return r.ReserveWait(cctx, 1) })
+	cancel()
+	if res := recv(t, ch); !errors.Is(res.err, context.Canceled) || r.pw.sleeping.Load() != 0 {
+		t.Fatalf("cancel: got %v, sleeping %d", res.err, r.pw.sleeping.Load())
+	}
+
+	for p := range 3 {
+		f, _ := NewFanIn[int](3, 8, nil)
+		ch := parkedZC(t, f.cw, func() ([]int, error) {
+			s, err := f.PeekWait(ctx, 4)
+			f.Release(len(s))
+			return s, err
+		})
+		f.Producer(p).Reserve(2)[0] = 100 + p
+		f.Producer(p).Commit(1)
+		if res := recv(t, ch); res.n != 1 || res.v[0] != 100+p || res.err != nil || f.Len() != 0 {
+			t.Fatalf("fan-in producer %d: got %v %v, Len %d", p, res.v, res.err, f.Len())
+		}
+	}
 }

@@ -393,8 +393,8 @@ func perProducer(t *testing.T) int {
 }
 
 // produce sends per items from producer id in random bursts through
-// EnqueueBurst, EnqueueBulk, Enqueue and EnqueueBurstWait, with random
-// stalls, then closes.
+// EnqueueBurst, EnqueueBulk, Enqueue, EnqueueBurstWait and the zero-copy
+// Reserve(Wait)+Commit, with random stalls, then closes.
 func produce(r *ring.SPSC[msg], id, per int, tag *int, seed uint64) error {
 	rnd := rand.New(rand.NewPCG(seed, uint64(id)))
 	buf := make([]msg, 80)
@@ -404,7 +404,24 @@ func produce(r *ring.SPSC[msg], id, per int, tag *int, seed uint64) error {
 		for i := range k {
 			buf[i] = msg{id, seq + i, tag}
 		}
-		switch rnd.IntN(4) {
+		switch rnd.IntN(6) {
+		case 4, 5: // zero-copy: Reserve or ReserveWait, then Commit all or part
+			var s []msg
+			var err error
+			if rnd.IntN(2) == 0 {
+				s = r.Reserve(k)
+			} else if s, err = r.ReserveWait(context.Background(), k); err != nil {
+				return err
+			}
+			for i := range s {
+				s[i] = msg{id, seq + i, tag}
+			}
+			c := len(s)
+			if c > 0 && rnd.IntN(3) == 0 {
+				c = rnd.IntN(c + 1)
+			}
+			r.Commit(c)
+			seq += c
 		case 0:
 			seq += r.EnqueueBurst(buf[:k])
 		case 1:
@@ -443,7 +460,9 @@ func TestSPSCConcurrent(t *testing.T) {
 			k := 1 + rnd.IntN(len(out))
 			var n int
 			var err error
-			switch rnd.IntN(4) {
+			switch rnd.IntN(5) {
+			case 4:
+				_, err = zcConsumer[msg]{r.Peek, r.PeekWait, r.Release}.take(rnd, k, c.see)
 			case 0:
 				n = r.DequeueBurst(out[:k])
 			case 1:
@@ -500,10 +519,13 @@ func TestFanInConcurrent(t *testing.T) {
 			k := 1 + rnd.IntN(len(out))
 			var n int
 			var err error
-			if rnd.IntN(2) == 0 {
+			switch rnd.IntN(3) {
+			case 0:
 				n = f.DequeueBurst(out[:k])
-			} else {
+			case 1:
 				n, err = f.DequeueBurstWait(context.Background(), out[:k])
+			case 2:
+				_, err = zcConsumer[msg]{f.Peek, f.PeekWait, f.Release}.take(rnd, k, c.see)
 			}
 			for _, m := range out[:n] {
 				c.see(m)
@@ -710,6 +732,28 @@ func TestAllocs(t *testing.T) {
 			}
 		}},
 		{"stats", func() { _ = r.Stats(); _ = f.Stats(); _ = o.Len() }},
+		{"zc", func() {
+			copy(r.Reserve(32), in)
+			r.Commit(32)
+			r.Release(len(r.Peek(32)))
+			s, _ := r.ReserveWait(ctx, 32)
+			r.Commit(len(s))
+			s, _ = r.PeekWait(ctx, 32)
+			r.Release(len(s))
+		}},
+		{"zc-pointers", func() {
+			copy(rp.Reserve(32), inp)
+			rp.Commit(32)
+			rp.Release(len(rp.Peek(32)))
+		}},
+		{"zc-fanin", func() {
+			f.Producer(0).Commit(copy(f.Producer(0).Reserve(32), in))
+			f.Producer(1).Commit(copy(f.Producer(1).Reserve(32), in))
+			f.Release(len(f.Peek(32)))
+			s, _ := f.PeekWait(ctx, 32)
+			f.Release(len(s))
+			f.Release(len(f.Peek(32)))
+		}},
 	}
 	for _, tt := range tests {
 		if a := testing.AllocsPerRun(100, tt.fn); a != 0 {

@@ -63,9 +63,13 @@ func (s *Stats) add(o Stats) {
 // exactly one consumer goroutine.
 //
 // Concurrency contract: the enqueue methods (Enqueue, EnqueueBurst,
-// EnqueueBulk, EnqueueBurstWait) may be called by one goroutine at a time,
-// the producer; the dequeue methods (Dequeue, DequeueBurst, DequeueBulk,
-// DequeueBurstWait) by one goroutine at a time, the consumer. The producer
+// EnqueueBulk, EnqueueBurstWait, and the zero-copy Reserve, ReserveWait and
+// Commit) may be called by one goroutine at a time, the producer; the dequeue
+// methods (Dequeue, DequeueBurst, DequeueBulk, DequeueBurstWait, and the
+// zero-copy Peek, PeekWait and Release) by one goroutine at a time, the
+// consumer. The slices the zero-copy methods return are the ring's own slots:
+// only the side that obtained them may touch them, and only until its Commit
+// or Release (see Reserve and Peek). The producer
 // and the consumer may be different goroutines at different times if the
 // hand-over is itself synchronised. Len, Cap, Stats, Closed and Close may be
 // called from any goroutine. A second concurrent producer or consumer
@@ -110,7 +114,9 @@ type prodSide struct {
 	tail      atomic.Uint64 // next slot to fill; published by the producer
 	headCache uint64        // producer's last view of c.head
 	full      atomic.Uint64
-	_         [cacheLine - 24]byte
+	zcTail    uint64 // Reserve: the tail the reservation starts at
+	zcN       uint64 // Reserve: slots reserved and not yet committed
+	_         [cacheLine - 40]byte
 }
 
 // consSide is written only by the consumer.
@@ -118,7 +124,9 @@ type consSide struct {
 	head      atomic.Uint64 // next slot to read; published by the consumer
 	tailCache uint64        // consumer's last view of p.tail
 	empty     atomic.Uint64
-	_         [cacheLine - 24]byte
+	zcHead    uint64 // Peek: the head the peeked items start at
+	zcN       uint64 // Peek: items peeked and not yet released
+	_         [cacheLine - 40]byte
 }
 
 // New returns an empty ring holding at least size items: size is rounded up
