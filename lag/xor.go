@@ -511,8 +511,9 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 
 // xorL23 is layer2+3: fold(layer2 ^ src ^ dst), layer2 being dst[5] ^ src[5] ^ the EtherType
 // behind the tag. Its checks are bond_flow_ip's (hashL3, flowDissect): an IPv4 header (20 bytes in
-// the frame) hashes its addresses whatever its version, IHL and fragment state, unless its protocol
-// is ICMP or ICMPv6 (an ICMP error hashes the embedded header's), and so does an IPv6 header (40
+// the frame) hashes its addresses whatever its version, IHL and fragment state, unless it is not a
+// fragment and its protocol is ICMP or ICMPv6 (an ICMP error hashes the embedded header's; a
+// fragmented ICMP packet its own, but the loop leaves those to the general path), and so does an IPv6 header (40
 // bytes) unless its next header is; so the loop takes the frames whose (IPv4 or IPv6) protocol is
 // TCP or UDP, with no version, IHL or fragment check: the straight path checks the EtherType and
 // the protocol byte (6 instructions for TCP, where the port policies' checks take 8). Its 2-byte
