@@ -542,17 +542,17 @@ func markSlow(rs []Reason) {
 // the slow ones are counted eight at a time, by summing the low bits of the bytes of a word.
 func countNone(rs []Reason) int {
 	b := unsafe.Slice((*byte)(unsafe.SliceData(rs)), len(rs))
-	var any uint64
+	var or uint64 // the OR of every Reason
 	w := b
 	for ; len(w) >= 64; w = w[64:] {
 		a := (*[64]byte)(w)
-		any |= le.Uint64(a[0:8]) | le.Uint64(a[8:16]) | le.Uint64(a[16:24]) | le.Uint64(a[24:32]) |
+		or |= le.Uint64(a[0:8]) | le.Uint64(a[8:16]) | le.Uint64(a[16:24]) | le.Uint64(a[24:32]) |
 			le.Uint64(a[32:40]) | le.Uint64(a[40:48]) | le.Uint64(a[48:56]) | le.Uint64(a[56:64])
 	}
 	for _, x := range w {
-		any |= uint64(x)
+		or |= uint64(x)
 	}
-	if any == 0 {
+	if or == 0 {
 		return len(rs)
 	}
 	slow, i := 0, 0
