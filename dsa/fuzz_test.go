@@ -26,7 +26,7 @@ func fuzzTagger(f *testing.F, name string) {
 	spec := tg.Spec()
 	f.Fuzz(func(t *testing.T, data []byte, port uint8, flags uint8) {
 		if len(data) > 1500 {
-			return
+			data = data[:1500] // a longer input is cut, not skipped: skipping made the fuzzer minimise huge inputs
 		}
 		pin, perr := parseInfo(tg, data)
 		_, b := oneFrame(t, data)
