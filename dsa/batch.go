@@ -25,7 +25,9 @@ import (
 // formats.go with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).
 //
 // The loops run four frames per iteration through their unrolled copies in batch_x4.go, generated
-// from the loops here by internal/unroll (go generate ./dsa).
+// from the loops here by internal/unroll (go generate ./dsa): each copy runs the last len % 4
+// frames through the same body itself, so the one-frame loops below are the source of the
+// generated code, not called by the dispatch.
 //
 //go:generate go run ./internal/unroll/gen
 //
@@ -603,7 +605,7 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		if c.kind > kTrailer {
 			bad = ReasonBadTag
 		}
-		return encNoneBatch(fr, rs, bad)
+		return encNoneAll(fr, rs, bad)
 	}
 	clear(rs) // the loops mark only the frames they leave
 	switch c.kind {
@@ -720,11 +722,11 @@ func frames(fr []frame.Frame, rs []Reason) (fb, rb unsafe.Pointer, end uintptr) 
 	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
 }
 
-// encNoneBatch is encode for "none" (nothing to write) and for a Dest that failed checkDest
+// encNoneAll is encode for "none" (nothing to write) and for a Dest that failed checkDest
 // (bad): every frame gets bad, or ReasonTruncated if it is shorter than an Ethernet header.
 //
 //go:noinline
-func encNoneBatch(fr []frame.Frame, rs []Reason, bad Reason) int {
+func encNoneAll(fr []frame.Frame, rs []Reason, bad Reason) int {
 	rs = rs[:len(fr)]
 	ok := len(fr)
 	if bad != ReasonNone {

@@ -17,28 +17,48 @@ import (
 // batch.go by BatchLoops: `go generate ./dsa` (go run ./internal/unroll/gen in dsa) rewrites
 // the file, and dsa's TestUnrolled fails when it is stale.
 //
-// A loop function qualifies when its last statement is the walk loop
+// Every function whose name matches ^(dec|enc)[A-Z0-9]\w*Batch$ (decDSABatch, not decodeBatch)
+// is a loop function and must have exactly this form, or BatchLoops fails (nothing is skipped):
 //
-//	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {   (decode)
-//	for p := uintptr(0); p < end; p += frameSize {                                   (encode)
+//	fb, ib, rb, end := walk(fr, ins, rs)                                             (decode)
+//	... statements (the prologue) ...
+//	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
+//		body
+//	}
 //
-// whose body reaches the frame only as unsafe.Add(fb, p), the Info only as unsafe.Add(ib, q),
-// marks the frame with slow(rb, p), and leaves by continue or by its end. The body must not
-// mention p, end or (decode) q otherwise, nor hold break, goto, return, a labelled continue, a
-// nested loop or a closure (checked on its tokens; a label cannot be there without a jump to
-// it); a loop function that does not pass is an error, not skipped. Frame k of an iteration is
-// the same body with fb+k*frameSize, ib+k*infoSize, slow(rb, k*frameSize) and continue turned
-// into a jump to frame k+1; after four frames fb, ib and rb advance (never past the last frame:
-// the loop leaves before). The generated function takes the same arguments and runs the original
-// on the last len(fr) % 4 frames first.
+//	fb, rb, end := frames(fr, rs)                                                    (encode)
+//	... prologue ...
+//	for p := uintptr(0); p < end; p += frameSize {
+//		body
+//	}
+//
+// with fr, ins and rs parameters of types []frame.Frame, []Info and []Reason. The prologue must
+// not mention fb, ib or rb, nor assign to, into or take the address of a parameter or end. The
+// body reaches the frame only as unsafe.Add(fb, p), the Info only as unsafe.Add(ib, q), marks
+// the frame with slow(rb, p), and leaves by continue or by its end: it must not mention p, q,
+// end, fb, ib, rb, fr, ins or rs otherwise, nor hold break, goto, return, fallthrough, a
+// labelled continue, a loop or a closure (checked on its tokens; a label cannot be there
+// without a jump to it). Neither part may use an identifier that starts with "x4" (the
+// generated code's own names).
+//
+// The generated <name>x4 takes the same arguments and runs the same prologue. Frame k of an
+// iteration is the body with fb+k*frameSize, ib+k*infoSize, slow(rb, k*frameSize) and continue
+// turned into a jump to frame k+1; after four frames fb, ib and rb advance by pointer. The last
+// len(fr) % 4 frames then go through the body once each, in the same function (calling the
+// one-frame loop for them cost a call, spills and a second prologue: lag measured 0.4-0.8
+// instructions per frame of a 64-frame batch). The frames are visited in order, and no
+// pointer past the last frame is formed: each loop leaves before an advance it does not need.
 
 const unrollFactor = 4
 
-var loopName = regexp.MustCompile(`^(dec|enc)\w+Batch$`)
+var loopName = regexp.MustCompile(`^(dec|enc)[A-Z0-9]\w*Batch$`)
 
 const (
-	decLoop = "for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {"
-	encLoop = "for p := uintptr(0); p < end; p += frameSize {"
+	decPrologue = "fb, ib, rb, end := walk(fr, ins, rs)"
+	encPrologue = "fb, rb, end := frames(fr, rs)"
+	decLoop     = "for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {"
+	encLoop     = "for p := uintptr(0); p < end; p += frameSize {"
+	genPrefix   = "x4"
 )
 
 // BatchLoops returns batch_x4.go for the source of batch.go.
@@ -57,54 +77,98 @@ func BatchLoops(src []byte) ([]byte, error) {
 	n := 0
 	for _, d := range file.Decls {
 		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Recv != nil || !loopName.MatchString(fn.Name.Name) || len(fn.Body.List) == 0 {
+		if !ok || !loopName.MatchString(fn.Name.Name) {
 			continue
+		}
+		name := fn.Name.Name
+		fail := func(format string, a ...any) ([]byte, error) {
+			return nil, fmt.Errorf("%s: "+format, append([]any{name}, a...)...)
+		}
+		if fn.Recv != nil {
+			return fail("a method")
+		}
+		if fn.Type.Results != nil {
+			return fail("has results")
+		}
+		if fn.Body == nil || len(fn.Body.List) < 2 {
+			return fail("not a prologue and a loop")
 		}
 		loop, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ForStmt)
 		if !ok {
-			continue
+			return fail("the last statement is not the walk loop")
 		}
-		header := text(loop.Pos(), loop.Body.Lbrace+1)
-		dec := header == decLoop
-		if !dec && header != encLoop {
-			continue
+		var dec bool
+		switch first := text(fn.Body.List[0].Pos(), fn.Body.List[0].End()); first {
+		case decPrologue:
+			dec = true
+		case encPrologue:
+		default:
+			return fail("the first statement is %q, not %q or %q", first, decPrologue, encPrologue)
 		}
-		pre := text(fn.Body.List[0].Pos(), loop.Pos())
-		body := text(loop.Body.Lbrace+1, loop.Body.Rbrace)
-		var params, args []string
-		for _, f := range fn.Type.Params.List {
-			for _, id := range f.Names {
-				params = append(params, id.Name+" "+text(f.Type.Pos(), f.Type.End()))
-				a := id.Name
-				if a == "fr" || a == "ins" || a == "rs" {
-					a += "[n4:]"
-				}
-				args = append(args, a)
-			}
-		}
-		if fn.Type.Results != nil {
-			return nil, fmt.Errorf("%s: has results", fn.Name.Name)
-		}
-		name := fn.Name.Name
-		fmt.Fprintf(&out, "\n// %sx4 is %s four frames per iteration, the last len(fr) %% 4 by %s.\n//\n//go:noinline\n", name, name, name)
-		fmt.Fprintf(&out, "func %sx4(%s) {\n%s\t_ = end\n", name, strings.Join(params, ", "), pre)
-		fmt.Fprintf(&out, "\tn4 := len(fr) &^ %d\n\tif n4 != len(fr) {\n\t\t%s(%s)\n\t}\n\tif n4 == 0 {\n\t\treturn\n\t}\n", unrollFactor-1, name, strings.Join(args, ", "))
-		fmt.Fprintf(&out, "\tfor k4 := n4 / %d; ; {\n", unrollFactor)
-		for k := range unrollFactor {
-			b, jumps, err := unrollBody(body, dec, k)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", name, err)
-			}
-			fmt.Fprintf(&out, "\t\t{%s}\n", b)
-			if jumps {
-				fmt.Fprintf(&out, "\tnext%d:\n", k)
-			}
-		}
+		want := encLoop
 		if dec {
-			fmt.Fprintf(&out, "\t\tif k4--; k4 == 0 {\n\t\t\tbreak\n\t\t}\n\t\tfb, ib, rb = unsafe.Add(fb, %d*frameSize), unsafe.Add(ib, %d*infoSize), unsafe.Add(rb, %d)\n\t}\n}\n", unrollFactor, unrollFactor, unrollFactor)
-		} else {
-			fmt.Fprintf(&out, "\t\tif k4--; k4 == 0 {\n\t\t\tbreak\n\t\t}\n\t\tfb, rb = unsafe.Add(fb, %d*frameSize), unsafe.Add(rb, %d)\n\t}\n}\n", unrollFactor, unrollFactor)
+			want = decLoop
 		}
+		if header := text(loop.Pos(), loop.Body.Lbrace+1); header != want {
+			return fail("the loop header is %q, not %q", header, want)
+		}
+		var params, args []string
+		types := map[string]string{}
+		for _, f := range fn.Type.Params.List {
+			typ := text(f.Type.Pos(), f.Type.End())
+			for _, id := range f.Names {
+				params = append(params, id.Name+" "+typ)
+				args = append(args, id.Name)
+				types[id.Name] = typ
+			}
+		}
+		need := map[string]string{"fr": "[]frame.Frame", "rs": "[]Reason"}
+		if dec {
+			need["ins"] = "[]Info"
+		}
+		for p, typ := range need {
+			if types[p] != typ {
+				return fail("no parameter %s %s", p, typ)
+			}
+		}
+		pre := fn.Body.List[1 : len(fn.Body.List)-1]
+		if err := checkPrologue(pre, args); err != nil {
+			return fail("prologue: %v", err)
+		}
+		prologue := text(fn.Body.List[0].Pos(), loop.Pos()) // walk or frames, then pre
+		body := text(loop.Body.Lbrace+1, loop.Body.Rbrace)
+
+		fmt.Fprintf(&out, "\n// %sx4 is %s four frames per iteration, then the last len(fr) %% 4 one by one.\n//\n//go:noinline\n", name, name)
+		fmt.Fprintf(&out, "func %sx4(%s) {\n\t%s\t_ = end\n", name, strings.Join(params, ", "), prologue)
+		advance := func(k int) string {
+			if dec {
+				return fmt.Sprintf("fb, ib, rb = unsafe.Add(fb, %d*frameSize), unsafe.Add(ib, %d*infoSize), unsafe.Add(rb, %d)\n", k, k, k)
+			}
+			return fmt.Sprintf("fb, rb = unsafe.Add(fb, %d*frameSize), unsafe.Add(rb, %d)\n", k, k)
+		}
+		fmt.Fprintf(&out, "\tif x4k := len(fr) / %d; x4k != 0 {\n\t\tfor {\n", unrollFactor)
+		for k := range unrollFactor {
+			label := fmt.Sprintf("x4next%d", k)
+			b, jumps, err := unrollBody(body, dec, k, label)
+			if err != nil {
+				return fail("%v", err)
+			}
+			fmt.Fprintf(&out, "\t\t\t{%s}\n", b)
+			if jumps {
+				fmt.Fprintf(&out, "\t\t%s:\n", label)
+			}
+		}
+		fmt.Fprintf(&out, "\t\t\tif x4k--; x4k == 0 {\n\t\t\t\tbreak\n\t\t\t}\n\t\t\t%s\t\t}\n", advance(unrollFactor))
+		fmt.Fprintf(&out, "\t\tif len(fr)%%%d == 0 {\n\t\t\treturn\n\t\t}\n\t\t%s\t}\n", unrollFactor, advance(unrollFactor))
+		b, jumps, err := unrollBody(body, dec, 0, "x4tail")
+		if err != nil {
+			return fail("%v", err)
+		}
+		fmt.Fprintf(&out, "\tif x4r := len(fr) %% %d; x4r != 0 {\n\t\tfor {\n\t\t\t{%s}\n", unrollFactor, b)
+		if jumps {
+			out.WriteString("\t\tx4tail:\n")
+		}
+		fmt.Fprintf(&out, "\t\t\tif x4r--; x4r == 0 {\n\t\t\t\tbreak\n\t\t\t}\n\t\t\t%s\t\t}\n\t}\n}\n", advance(1))
 		n++
 	}
 	if n == 0 {
@@ -113,49 +177,164 @@ func BatchLoops(src []byte) ([]byte, error) {
 	return format.Source(out.Bytes())
 }
 
-// unrollBody is a loop body as frame k of an iteration; jumps reports a continue (now a goto
-// next<k>).
-func unrollBody(body string, dec bool, k int) (string, bool, error) {
-	repl := []struct{ from, to string }{
-		{"unsafe.Add(fb, p)", fmt.Sprintf("unsafe.Add(fb, %d*frameSize)", k)},
-		{"slow(rb, p)", fmt.Sprintf("slow(rb, %d*frameSize)", k)},
+// checkPrologue refuses a prologue that mentions fb, ib or rb (the generated function advances
+// them), assigns to or takes the address of a parameter or end, or uses a generated name.
+func checkPrologue(pre []ast.Stmt, params []string) error {
+	guarded := map[string]bool{"fb": true, "ib": true, "rb": true, "end": true}
+	for _, p := range params {
+		guarded[p] = true
 	}
-	if dec {
-		repl = append(repl, struct{ from, to string }{"unsafe.Add(ib, q)", fmt.Sprintf("unsafe.Add(ib, %d*infoSize)", k)})
+	// root is the variable an assignment to e writes into (x of x.f, x[i], *x, (x)).
+	var root func(e ast.Expr) *ast.Ident
+	root = func(e ast.Expr) *ast.Ident {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return e
+		case *ast.SelectorExpr:
+			return root(e.X)
+		case *ast.IndexExpr:
+			return root(e.X)
+		case *ast.IndexListExpr:
+			return root(e.X)
+		case *ast.SliceExpr:
+			return root(e.X)
+		case *ast.StarExpr:
+			return root(e.X)
+		case *ast.ParenExpr:
+			return root(e.X)
+		}
+		return nil
 	}
-	for _, r := range repl {
-		body = strings.ReplaceAll(body, r.from, r.to)
+	var err error
+	written := func(e ast.Expr) {
+		if id := root(e); id != nil && guarded[id.Name] && err == nil {
+			err = fmt.Errorf("writes %s", id.Name)
+		}
+	}
+	for _, s := range pre {
+		ast.Inspect(s, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Ident:
+				if (n.Name == "fb" || n.Name == "ib" || n.Name == "rb") && err == nil {
+					err = fmt.Errorf("uses %s", n.Name)
+				}
+				if strings.HasPrefix(n.Name, genPrefix) && err == nil {
+					err = fmt.Errorf("uses %s (the generated code's names start with %s)", n.Name, genPrefix)
+				}
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					written(l)
+				}
+			case *ast.IncDecStmt:
+				written(n.X)
+			case *ast.RangeStmt:
+				if n.Tok == token.ASSIGN {
+					written(n.Key)
+					if n.Value != nil {
+						written(n.Value)
+					}
+				}
+			case *ast.UnaryExpr:
+				if n.Op == token.AND {
+					written(n.X)
+				}
+			}
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unrollBody is a loop body as frame k of an iteration, with continue turned into goto label;
+// jumps reports a continue. The recognised forms are rewritten on the body's tokens (not in
+// its comments or strings); any other mention of the walk's names is an error.
+func unrollBody(body string, dec bool, k int, label string) (string, bool, error) {
+	type tk struct {
+		off int
+		tok token.Token
+		lit string
 	}
 	var s scanner.Scanner
 	fset := token.NewFileSet()
 	f := fset.AddFile("", -1, len(body))
 	var serr error
 	s.Init(f, []byte(body), func(_ token.Position, msg string) { serr = fmt.Errorf("scan: %s", msg) }, 0)
-	var b strings.Builder
-	last, jumps := 0, false
+	var toks []tk
 	for {
 		pos, tok, lit := s.Scan()
 		if tok == token.EOF {
 			break
 		}
-		switch {
-		case tok == token.IDENT && (lit == "p" || lit == "q" && dec || lit == "end"):
-			return "", false, fmt.Errorf("body uses %s beyond the recognised forms", lit)
-		case tok == token.BREAK || tok == token.GOTO || tok == token.RETURN || tok == token.FALLTHROUGH ||
-			tok == token.FOR || tok == token.FUNC:
-			return "", false, fmt.Errorf("body holds %s", tok)
-		case tok == token.CONTINUE:
-			if _, next, _ := s.Scan(); next != token.SEMICOLON {
-				return "", false, fmt.Errorf("labelled continue")
-			}
-			off := f.Offset(pos)
-			b.WriteString(body[last:off])
-			fmt.Fprintf(&b, "goto next%d", k)
-			last, jumps = off+len("continue"), true
+		if tok.IsOperator() || tok.IsKeyword() {
+			lit = tok.String()
 		}
+		toks = append(toks, tk{f.Offset(pos), tok, lit})
 	}
 	if serr != nil {
 		return "", false, serr
+	}
+	// match reports whether the tokens from i spell want (identifiers and operators, no spaces).
+	match := func(i int, want ...string) bool {
+		if i+len(want) > len(toks) {
+			return false
+		}
+		for j, w := range want {
+			if toks[i+j].lit != w || toks[i+j].tok == token.STRING || toks[i+j].tok == token.CHAR {
+				return false
+			}
+		}
+		return true
+	}
+	forms := []struct {
+		toks []string
+		to   string
+	}{
+		{[]string{"unsafe", ".", "Add", "(", "fb", ",", "p", ")"}, fmt.Sprintf("unsafe.Add(fb, %d*frameSize)", k)},
+		{[]string{"slow", "(", "rb", ",", "p", ")"}, fmt.Sprintf("slow(rb, %d*frameSize)", k)},
+	}
+	if dec {
+		forms = append(forms, struct {
+			toks []string
+			to   string
+		}{[]string{"unsafe", ".", "Add", "(", "ib", ",", "q", ")"}, fmt.Sprintf("unsafe.Add(ib, %d*infoSize)", k)})
+	}
+	forbidden := map[string]bool{"p": true, "end": true, "fb": true, "ib": true, "rb": true, "fr": true, "ins": true, "rs": true, "q": dec}
+	var b strings.Builder
+	last, jumps := 0, false
+	end := func(i int) int { // offset just past token i
+		return toks[i].off + len(toks[i].lit)
+	}
+next:
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		for _, fm := range forms {
+			if match(i, fm.toks...) {
+				b.WriteString(body[last:t.off])
+				b.WriteString(fm.to)
+				i += len(fm.toks) - 1
+				last = end(i)
+				continue next
+			}
+		}
+		switch {
+		case t.tok == token.IDENT && forbidden[t.lit]:
+			return "", false, fmt.Errorf("body uses %s beyond the recognised forms", t.lit)
+		case t.tok == token.IDENT && strings.HasPrefix(t.lit, genPrefix):
+			return "", false, fmt.Errorf("body uses %s (the generated code's names start with %s)", t.lit, genPrefix)
+		case t.tok == token.BREAK || t.tok == token.GOTO || t.tok == token.RETURN || t.tok == token.FALLTHROUGH ||
+			t.tok == token.FOR || t.tok == token.FUNC:
+			return "", false, fmt.Errorf("body holds %s", t.tok)
+		case t.tok == token.CONTINUE:
+			if i+1 < len(toks) && toks[i+1].tok == token.IDENT {
+				return "", false, fmt.Errorf("labelled continue")
+			}
+			b.WriteString(body[last:t.off])
+			fmt.Fprintf(&b, "goto %s", label)
+			last, jumps = end(i), true
+		}
 	}
 	b.WriteString(body[last:])
 	return b.String(), jumps, nil
