@@ -17,7 +17,9 @@ import (
 // Decode/Encode frame by frame on another; outcome, Info, descriptor and frame bytes must agree.
 // Two rounds in three run a batch of 1-64 frames (the loops run four frames per iteration and the
 // last len % 4 one by one: batch_x4.go); the frames past it, and the Infos and Reasons past it,
-// must stay untouched.
+// must stay untouched. TestBatchPackedArenas runs the same comparison on frames packed back to
+// back with small rooms and guard bytes between them and past the arena's end: nothing may be
+// written outside a frame's headroom..tailroom window.
 
 // advFrame returns one adversarial frame for tagger name.
 func advFrame(r *rand.Rand, name string) []byte {
@@ -197,6 +199,148 @@ func TestBatchMatchesPerFrame(t *testing.T) {
 			}
 			if n != good {
 				t.Fatalf("%s round %d: EncodeBatch says %d encoded, Encode %d", name, round, n, good)
+			}
+		}
+	}
+}
+
+// packedArena lays n frames out back to back in one arena, each as [guard][headroom][data]
+// [tailroom]: guards of 0-8 bytes (0 between two frames now and then, and before the first), a
+// headroom of 0-12 and a tailroom of 0-9 bytes holding random bytes, the last frame's tailroom
+// ending exactly at len(mem), and 16 guard bytes past len(mem) in its capacity. Every guard byte
+// is guardByte. The frames are advFrame's, or random bytes of 56-67 (around the 60 and 64 of
+// the padding formats), a quarter of them with an out-of-band VLAN tag.
+func packedArena(r *rand.Rand, name string, n int) *frame.Batch {
+	type lay struct {
+		data       []byte
+		guard      int
+		head, tail int
+	}
+	ls := make([]lay, n)
+	total := 0
+	for i := range ls {
+		d := advFrame(r, name)
+		if r.IntN(3) == 0 {
+			d = make([]byte, 56+r.IntN(12))
+			for k := range d {
+				d[k] = byte(r.Uint32())
+			}
+		}
+		g := 1 + r.IntN(8)
+		if r.IntN(5) == 0 {
+			g = 0
+		}
+		ls[i] = lay{d, g, r.IntN(13), r.IntN(10)}
+		total += g + ls[i].head + len(d) + ls[i].tail
+	}
+	mem := make([]byte, total+16)
+	for i := range mem {
+		mem[i] = guardByte
+	}
+	b := &frame.Batch{Mem: mem[:total]}
+	o := 0
+	for _, l := range ls {
+		o += l.guard
+		for k := o; k < o+l.head+len(l.data)+l.tail; k++ {
+			mem[k] = byte(r.Uint32())
+		}
+		f := frame.Frame{Off: uint32(o + l.head), Len: uint16(len(l.data)), Head: uint16(l.head), Tail: uint16(l.tail)}
+		copy(mem[f.Off:], l.data)
+		if r.IntN(4) == 0 {
+			f.Flags |= frame.FlagVLAN
+			f.TPID, f.TCI = []uint16{0x8100, 0x88a8}[r.IntN(2)], uint16(r.Uint32())
+		}
+		b.Frames = append(b.Frames, f)
+		o += l.head + len(l.data) + l.tail
+	}
+	return b
+}
+
+const guardByte = 0xa5
+
+// cloneArena is a deep copy of b, the capacity of its arena included.
+func cloneArena(b *frame.Batch) *frame.Batch {
+	m := make([]byte, cap(b.Mem)) // not append: that may round the capacity up
+	copy(m, b.Mem[:cap(b.Mem)])
+	return &frame.Batch{Mem: m[:len(b.Mem)], Frames: append([]frame.Frame(nil), b.Frames...)}
+}
+
+// guarded reports the first byte of b's arena (capacity included) outside every frame's
+// headroom..tailroom window in orig that is not guardByte, or -1.
+func guarded(b *frame.Batch, orig []frame.Frame) int {
+	mem := b.Mem[:cap(b.Mem)]
+	in := make([]bool, len(mem))
+	for _, f := range orig {
+		for k := int(f.Off) - int(f.Head); k < int(f.Off)+int(f.Len)+int(f.Tail); k++ {
+			in[k] = true
+		}
+	}
+	for k, c := range mem {
+		if !in[k] && c != guardByte {
+			return k
+		}
+	}
+	return -1
+}
+
+// TestBatchPackedArenas is TestBatchMatchesPerFrame on packed arenas (packedArena): batches of
+// 1-13 frames (the x4 loops and every remainder) whose rooms are small and whose last frame ends
+// where the arena does. Besides the outcome, Info, descriptor and bytes of each frame, the batch
+// and the per-frame codec must write nothing outside the frames' headroom..tailroom windows (the
+// guards, and the capacity past len(mem)), and leave the two arenas equal byte for byte.
+func TestBatchPackedArenas(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 64))
+	rounds := 300
+	if testing.Short() {
+		rounds = 60
+	}
+	for _, name := range Names() {
+		tg := mustTagger(t, name)
+		spec := tg.Spec()
+		for round := range rounds {
+			n := 1 + r.IntN(13)
+			for _, enc := range []bool{false, true} {
+				many := packedArena(r, name, n)
+				one, orig := cloneArena(many), append([]frame.Frame(nil), many.Frames...)
+				ins, rs := make([]Info, n), make([]Reason, n)
+				d := Dest{Ports: Port(r.IntN(max(1, spec.Ports))), Prio: uint8(r.IntN(8))}
+				if r.IntN(4) == 0 {
+					d.Flags, d.Switch = DestFlags(r.IntN(8)), uint8(r.IntN(40))
+				}
+				what, k, good := "DecodeBatch", 0, 0
+				if enc {
+					what, k = "EncodeBatch", tg.EncodeBatch(many, d, rs)
+				} else {
+					k = tg.DecodeBatch(many, ins, rs)
+				}
+				for i := range n {
+					var in Info
+					var err error
+					if enc {
+						err = tg.Encode(one, i, d)
+					} else {
+						err = tg.Decode(one, i, &in)
+					}
+					if err == nil {
+						good++
+					}
+					if rs[i].Err() != err || (!enc && err == nil && ins[i] != in) || one.Frames[i] != many.Frames[i] || !bytes.Equal(one.Bytes(i), many.Bytes(i)) {
+						t.Fatalf("%s round %d %s frame %d of %d (%+v, Dest %+v): batch %v %+v % x, per-frame %v %+v % x",
+							name, round, what, i, n, orig[i], d, rs[i], many.Frames[i], many.Bytes(i), err, one.Frames[i], one.Bytes(i))
+					}
+				}
+				if k != good {
+					t.Fatalf("%s round %d: %s says %d, per-frame %d", name, round, what, k, good)
+				}
+				if g := guarded(many, orig); g >= 0 {
+					t.Fatalf("%s round %d: %s of %d frames wrote guard byte %d of %d (frames %+v)", name, round, what, n, g, len(many.Mem), orig)
+				}
+				if g := guarded(one, orig); g >= 0 {
+					t.Fatalf("%s round %d: per-frame %s wrote guard byte %d of %d (frames %+v)", name, round, what[:6], g, len(one.Mem), orig)
+				}
+				if !bytes.Equal(one.Mem[:cap(one.Mem)], many.Mem[:cap(many.Mem)]) {
+					t.Fatalf("%s round %d: after %s of %d frames the arenas differ", name, round, what, n)
+				}
 			}
 		}
 	}
