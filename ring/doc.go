@@ -14,7 +14,13 @@
 //     ring is closed or a context is done. While nobody is parked this costs
 //     the other side one plain load per burst, and a consumer that finds
 //     items never parks. A parked producer is woken only once half the ring
-//     (or all it asked for) is free, so it wakes to a large gap.
+//     (or all it asked for) is free, so it wakes to a large gap;
+//   - Reserve / Commit and Peek / Release (and ReserveWait, PeekWait):
+//     zero-copy bursts, as DPDK's rte_ring_*_zc_burst_start/finish. The
+//     producer writes straight into the ring's slots and the consumer reads
+//     them in place; each call returns one slice, cut at the end of the
+//     ring's array, that is valid until the Commit or Release. FanIn has the
+//     consumer half (Peek, PeekWait, Release: one ring per call).
 //
 // [FanIn] carries items from N producers to one consumer as N SPSC rings
 // drained round-robin, and [FanOut] from one producer to N consumers, by

@@ -2,7 +2,11 @@
 # or from a file whose lines carry an "old: " / "new: " prefix (run3.txt, run4.txt):
 #   python3 abratio.py /tmp/ring6-ab2/ring.old.txt /tmp/ring6-ab2/ring.new.txt
 #   python3 abratio.py run4.txt
-import sys, statistics
+# IMPL=ring-zc32 compares that implementation instead of ring-burst32, PEER=... another peer.
+import os, sys, statistics
+
+IMPL = os.environ.get("IMPL", "ring-burst32")
+PEER = os.environ.get("PEER", "chan-batch32")
 
 def series(fn):
     out = {}  # label -> list of rounds; a round maps name -> {unit: value}
@@ -32,10 +36,10 @@ for fn in sys.argv[1:]:
             for unit in ("ns/item", "cpu-ns/item"):
                 rs, a_, b_ = [], [], []
                 for r in R:
-                    a = r.get(f"BenchmarkRing/impl=ring-burst32/{suf}-2", {}).get(unit)
-                    b = r.get(f"BenchmarkRing/impl=chan-batch32/{suf}-2", {}).get(unit)
+                    a = r.get(f"BenchmarkRing/impl={IMPL}/{suf}-2", {}).get(unit)
+                    b = r.get(f"BenchmarkRing/impl={PEER}/{suf}-2", {}).get(unit)
                     if a and b:
                         rs.append(a / b); a_.append(a); b_.append(b)
                 if rs:
                     print(f"  {suf:22s} {unit:12s} median {statistics.median(rs):.2f} (min {min(rs):.2f} max {max(rs):.2f})"
-                          f"  ring {statistics.median(a_):.2f} chan {statistics.median(b_):.2f}  [{' '.join(f'{x:.2f}' for x in rs)}]")
+                          f"  {IMPL} {statistics.median(a_):.2f} {PEER} {statistics.median(b_):.2f}  [{' '.join(f'{x:.2f}' for x in rs)}]")
