@@ -48,7 +48,7 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 		return ok
 	}
 	i := 0
-	if littleEndian {
+	if parse4 {
 		i = parseRun4(mem, fr, hs)
 	}
 	if i == len(fr) {
@@ -68,7 +68,7 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 func parseRest(mem []byte, fr []frame.Frame, hs []Header, i int) (bad int) {
 	hs = hs[:len(fr)]
 	for {
-		if !littleEndian || len(fr)-i < 4 { // the remainder (or no four-frame loop)
+		if !parse4 || len(fr)-i < 4 { // the remainder (or no four-frame loop)
 			for {
 				if i += parseRun(mem, fr[i:], hs[i:]); i >= len(fr) {
 					return bad
@@ -83,7 +83,7 @@ func parseRest(mem []byte, fr []frame.Frame, hs []Header, i int) (bad int) {
 			bad++
 		}
 		i++
-		if littleEndian {
+		if parse4 {
 			i += parseRun4(mem, fr[i:], hs[i:])
 		}
 	}

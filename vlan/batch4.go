@@ -2,6 +2,7 @@ package vlan
 
 import (
 	"math/bits"
+	"runtime"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -34,10 +35,23 @@ import (
 // rather than as an inlined function: an inlined call leaves a NOP at its call site, and the
 // per-frame code does not fit Go's inlining budget anyway.
 //
-// Parse stores a tag through a uint32 (TPID in the low half), which is only right on a
-// little-endian machine: ParseBatch calls parseRun4 only when littleEndian holds (endian_le.go;
-// -tags vlan_portable therefore runs the single-frame loop). oobTag4 reads the machine's own
-// layout (flagWord) and is right on any machine.
+// Parse writes a Header as one 8-byte store (Outer and Inner; QinQ: two 4-byte stores) and one
+// 4-byte store (EtherType | N<<16 | Len<<24, see Header's layout), which is only right on a
+// little-endian machine, and stores 8 bytes at a 4-byte aligned address (a Header is 12 bytes):
+// ParseBatch calls parseRun4 only where parse4 holds (little-endian machines that allow unaligned
+// stores; -tags vlan_portable and the other machines run the single-frame loop). oobTag4 reads
+// the machine's own layout (flagWord) and is right on any machine.
+
+// The Header layout parseRun4's stores rely on (see Header): 12 bytes, EtherType, N, Len at 8, 10, 11.
+var (
+	_ [12]struct{} = [headerSize]struct{}{}
+	_ [8 + 10<<4 + 11<<8]struct{} = [unsafe.Offsetof(Header{}.EtherType) + unsafe.Offsetof(Header{}.N)<<4 +
+		unsafe.Offsetof(Header{}.Len)<<8]struct{}{}
+)
+
+// parse4: parseRun4 may run here (see above).
+const parse4 = littleEndian && (runtime.GOARCH == "amd64" || runtime.GOARCH == "386" ||
+	runtime.GOARCH == "arm64" || runtime.GOARCH == "ppc64le")
 
 // tpidOrder returns the standard TPIDs (as a little-endian load sees them) in the order a frame
 // whose tag word is t would match first: 0x88a8 first when t is 0x88a8. A loop tests the TPID
@@ -83,15 +97,16 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			}
 			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
 			x := le32(d[12], d[13], d[14], d[15])
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
 			if t := uint16(x); t != o1 && t != o2 {
-				*(*uint64)(unsafe.Pointer(h)) = 0 // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
+				*(*uint64)(unsafe.Pointer(h)) = 0
+				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
 			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), 0} // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(uint16(x2)), 1, EthLen
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			} else {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), wireTagWord(x2)}
-				h.EtherType, h.N, h.Len = uint16(d[20])<<8|uint16(d[21]), 2, EthLen+HeaderLen
+				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
 			}
 		}
 		{
@@ -104,15 +119,16 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			}
 			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
 			x := le32(d[12], d[13], d[14], d[15])
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
 			if t := uint16(x); t != o1 && t != o2 {
-				*(*uint64)(unsafe.Pointer(h)) = 0 // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
+				*(*uint64)(unsafe.Pointer(h)) = 0
+				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
 			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), 0} // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(uint16(x2)), 1, EthLen
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			} else {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), wireTagWord(x2)}
-				h.EtherType, h.N, h.Len = uint16(d[20])<<8|uint16(d[21]), 2, EthLen+HeaderLen
+				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
 			}
 		}
 		{
@@ -125,15 +141,16 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			}
 			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
 			x := le32(d[12], d[13], d[14], d[15])
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
 			if t := uint16(x); t != o1 && t != o2 {
-				*(*uint64)(unsafe.Pointer(h)) = 0 // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
+				*(*uint64)(unsafe.Pointer(h)) = 0
+				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
 			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), 0} // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(uint16(x2)), 1, EthLen
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			} else {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), wireTagWord(x2)}
-				h.EtherType, h.N, h.Len = uint16(d[20])<<8|uint16(d[21]), 2, EthLen+HeaderLen
+				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
 			}
 		}
 		{
@@ -146,15 +163,16 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			}
 			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
 			x := le32(d[12], d[13], d[14], d[15])
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
 			if t := uint16(x); t != o1 && t != o2 {
-				*(*uint64)(unsafe.Pointer(h)) = 0 // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(t), 0, frame.EtherLen
+				*(*uint64)(unsafe.Pointer(h)) = 0
+				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
 			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), 0} // Outer and Inner
-				h.EtherType, h.N, h.Len = bits.ReverseBytes16(uint16(x2)), 1, EthLen
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			} else {
-				*(*[2]uint32)(unsafe.Pointer(h)) = [2]uint32{wireTagWord(x), wireTagWord(x2)}
-				h.EtherType, h.N, h.Len = uint16(d[20])<<8|uint16(d[21]), 2, EthLen+HeaderLen
+				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
 			}
 		}
 		if g == 1 {

@@ -291,7 +291,7 @@ func naiveParse(tpids []uint16, b []byte) (Header, error) {
 		}
 		t := be(off)
 		if n == MaxTags || !isTag(t) {
-			h.EtherType, h.N, h.Len = t, n, off+2
+			h.EtherType, h.N, h.Len = t, uint8(n), uint8(off+2)
 			return h, nil
 		}
 		if len(b) < off+4 {

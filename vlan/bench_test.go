@@ -36,7 +36,7 @@ func BenchmarkParse(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				err := Parse(views[i&(nframes-1)], &h)
 				if err == nil {
-					sink += h.Len + int(h.EtherType)
+					sink += int(h.Len) + int(h.EtherType)
 				}
 			}
 			m.Report(b, b.N)

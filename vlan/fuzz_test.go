@@ -22,7 +22,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if h.Len != frame.EtherLen+HeaderLen*h.N || h.Len > len(b) {
+		if int(h.Len) != frame.EtherLen+HeaderLen*int(h.N) || int(h.Len) > len(b) {
 			t.Fatalf("Len %d with %d tags in %d bytes", h.Len, h.N, len(b))
 		}
 		var eth layers.Ethernet
@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		tags := [2]Tag{h.Outer, h.Inner}
-		for i := 0; i < h.N; i++ {
+		for i := 0; i < int(h.N); i++ {
 			if typ != tags[i].TPID {
 				t.Fatalf("tag %d TPID %#x, gopacket %#x", i, tags[i].TPID, typ)
 			}

@@ -50,7 +50,7 @@ func checkFast(t *testing.T, what string, src func() chooser) {
 	a, b, c := edgeBatches(src())
 	// Every Header starts as a leftover (callers reuse one across frames): a parse must write
 	// every field, and a declining parseStd none.
-	stale := Header{Outer: Tag{0x1111, 0x2222}, Inner: Tag{0x3333, 0x4444}, EtherType: 0xdead, N: -1, Len: -1}
+	stale := Header{Outer: Tag{0x1111, 0x2222}, Inner: Tag{0x3333, 0x4444}, EtherType: 0xdead, N: 0xff, Len: 0xff}
 	for i := range a.Frames {
 		ha, hb, hc := stale, stale, stale
 		erra := Parse(a.Bytes(i), &ha)

@@ -90,13 +90,17 @@ func C(vid uint16) Tag { return Tag{TPID8021Q, TCI(vid & VIDMask)} }
 func S(vid uint16) Tag { return Tag{TPID8021AD, TCI(vid & VIDMask)} }
 
 // Header is what Parse found: up to MaxTags tags, outermost first, and the EtherType behind them.
-// It is small and register-sized on purpose: Parse returns it without touching memory.
+//
+// Layout: 12 bytes, no padding, alignment 2 — Outer (bytes 0-3), Inner (4-7), EtherType (8-9),
+// N (10), Len (11). N and Len are uint8s (they are at most 2 and 22) so that a header is written
+// with one 8-byte and one 4-byte store (ParseBatch's four-frame loop does that), and a []Header of
+// 64 headers is 768 bytes. Use int(h.Len) where an int is needed; slicing with h.Len works as is.
 type Header struct {
 	Outer     Tag    // valid when N >= 1
 	Inner     Tag    // valid when N == 2
 	EtherType uint16 // the type after the tags; a TPID again if more than MaxTags tags were stacked
-	N         int    // tags found (0, 1 or 2)
-	Len       int    // bytes of the Ethernet header including the tags: 14 + 4*N
+	N         uint8  // tags found (0, 1 or 2)
+	Len       uint8  // bytes of the Ethernet header including the tags: 14 + 4*N
 }
 
 // Parser recognises 0x8100 and 0x88a8 and up to four extra TPIDs (such as 0x9100). The zero Parser

@@ -284,7 +284,7 @@ func TestZeroAllocs(t *testing.T) {
 	pkt := gpFrame(t, []Tag{S(1), C(2)}, 10)
 	var sink int
 	fns := map[string]func(){
-		"Parse":   func() { var h Header; Parse(pkt, &h); sink += h.Len },
+		"Parse":   func() { var h Header; Parse(pkt, &h); sink += int(h.Len) },
 		"PopPush": func() { Pop(b, 0); Push(b, 0, C(20)) },
 		"SetTCI":  func() { SetTCI(b, 0, 20) },
 		"Outer":   func() { tg, _ := std.Outer(b, 0); sink += int(tg.TPID) },
