@@ -44,7 +44,7 @@ import (
 
 // The Header layout parseRun4's stores rely on (see Header): 12 bytes, EtherType, N, Len at 8, 10, 11.
 var (
-	_ [12]struct{} = [headerSize]struct{}{}
+	_ [12]struct{}                = [headerSize]struct{}{}
 	_ [8 + 10<<4 + 11<<8]struct{} = [unsafe.Offsetof(Header{}.EtherType) + unsafe.Offsetof(Header{}.N)<<4 +
 		unsafe.Offsetof(Header{}.Len)<<8]struct{}{}
 )
