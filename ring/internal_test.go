@@ -135,6 +135,11 @@ func TestSlotsCleared(t *testing.T) {
 	r.Enqueue(v)
 	r.Dequeue()
 	check("single")
+	r.EnqueueBurst(items[:3]) // DequeueBurstWait's fast path: the whole burst is there
+	if n, err := r.DequeueBurstWait(context.Background(), out[:3]); n != 3 || err != nil {
+		t.Fatalf("DequeueBurstWait: %d, %v", n, err)
+	}
+	check("burst wait")
 	if r.Len() != 1 {
 		t.Fatalf("Len %d, want 1", r.Len())
 	}

@@ -245,7 +245,8 @@ func (r *SPSC[T]) avail(head, want uint64) uint64 {
 }
 
 // put copies items into the slots from tail on. The common case (no wrap)
-// is one copy, inlined into the caller; the wrap is out of line.
+// is one copy; the wrap is out of line. (put is over the inliner's budget:
+// enqueue and EnqueueBulk call it; the burst fast paths copy inline.)
 func (r *SPSC[T]) put(tail uint64, items []T) {
 	i := tail & r.mask
 	if j := i + uint64(len(items)); j <= uint64(len(r.buf)) {
@@ -276,6 +277,10 @@ func (r *SPSC[T]) take(head uint64, out []T) {
 	r.takeWrap(i, out)
 }
 
+// takeWrap is take's wrapping case: the read runs from slot i to the end of
+// the buffer and on from slot 0 (i + len(out) > len(r.buf); both callers
+// check it), so clearing r.buf[i:] clears only slots being read.
+//
 //go:noinline
 func (r *SPSC[T]) takeWrap(i uint64, out []T) {
 	k := copy(out, r.buf[i:])
