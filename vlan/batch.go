@@ -276,11 +276,11 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 		}
 		return popped
 	}
-	i, popped := popRun4(b.Mem, fr)
+	i, u := popRun4(b.Mem, fr)
 	if i != len(fr) {
-		return popped + popRest(b, i)
+		return i - u + popRest(b, i)
 	}
-	return popped
+	return i - u
 }
 
 // popRest is PopBatch (standard TPIDs) from frame i on, where popRun4 stopped; it returns how
@@ -306,8 +306,8 @@ func popRest(b *frame.Batch, i int) (popped int) {
 			popped++
 		}
 		i++
-		k, n := popRun4(b.Mem, fr[i:])
-		i, popped = i+k, popped+n
+		k, u := popRun4(b.Mem, fr[i:])
+		i, popped = i+k, popped+k-u
 	}
 }
 

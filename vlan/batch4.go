@@ -302,7 +302,8 @@ func pushRun4(mem []byte, fr []frame.Frame, w uint32) int {
 	}
 }
 
-// popRun4 is popRun, four frames per iteration; see above.
+// popRun4 is popRun, four frames per iteration; see above. It returns the index where it stopped
+// and how many untagged frames it passed (as popRun does).
 //
 //go:noinline
 func popRun4(mem []byte, fr []frame.Frame) (int, int) {
@@ -317,12 +318,12 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 		d := mem[o : o+EthLen : o+EthLen]
 		t1, t2 = tpidOrder(uint16(d[12]) | uint16(d[13])<<8)
 	}
-	done := 0 // tags popped, or TCIs rewritten
+	untagged := 0
 	fb, m := unsafe.Pointer(unsafe.SliceData(fr)), flagWord
 	fp := fb
 	for g := n / 4; ; g-- {
 		if oobTag4(fp, m) {
-			return int((uintptr(fp) - uintptr(fb)) / frameSize), done
+			return int((uintptr(fp) - uintptr(fb)) / frameSize), untagged
 		}
 		{
 			const k = 0 * frameSize
@@ -331,15 +332,16 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				copy(d[HeaderLen:EthLen-2], d[0:macLen])
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-				done++
 			}
 		}
 		{
@@ -349,15 +351,16 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				copy(d[HeaderLen:EthLen-2], d[0:macLen])
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-				done++
 			}
 		}
 		{
@@ -367,15 +370,16 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				copy(d[HeaderLen:EthLen-2], d[0:macLen])
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-				done++
 			}
 		}
 		{
@@ -385,19 +389,20 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 			lh := uint32(f.Len) | uint32(f.Head)<<16
 			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
 				o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				copy(d[HeaderLen:EthLen-2], d[0:macLen])
 				f.Off = uint32(o + HeaderLen)
 				lh = lh - HeaderLen + HeaderLen<<16
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
-				done++
 			}
 		}
 		if g == 1 {
-			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, done // n, recomputed: one register fewer in the loop
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, untagged // n, recomputed: one register fewer in the loop
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
 	}
