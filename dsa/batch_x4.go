@@ -8,157 +8,83 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 )
 
-// decNoneBatchx4 is decNoneBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decNoneBatchx4 is decNoneBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decNoneBatchx4(fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				if (*frame.Frame)(unsafe.Add(fb, 0*frameSize)).Len >= minFrame {
-					*(*Info)(unsafe.Add(ib, 0*infoSize)) = Info{}
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				if (*frame.Frame)(unsafe.Add(fb, 1*frameSize)).Len >= minFrame {
-					*(*Info)(unsafe.Add(ib, 1*infoSize)) = Info{}
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				if (*frame.Frame)(unsafe.Add(fb, 2*frameSize)).Len >= minFrame {
-					*(*Info)(unsafe.Add(ib, 2*infoSize)) = Info{}
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				if (*frame.Frame)(unsafe.Add(fb, 3*frameSize)).Len >= minFrame {
-					*(*Info)(unsafe.Add(ib, 3*infoSize)) = Info{}
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
 				if (*frame.Frame)(unsafe.Add(fb, 0*frameSize)).Len >= minFrame {
 					*(*Info)(unsafe.Add(ib, 0*infoSize)) = Info{}
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			if (*frame.Frame)(unsafe.Add(fb, 0*frameSize)).Len >= minFrame {
+				*(*Info)(unsafe.Add(ib, 0*infoSize)) = Info{}
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			if (*frame.Frame)(unsafe.Add(fb, 1*frameSize)).Len >= minFrame {
+				*(*Info)(unsafe.Add(ib, 1*infoSize)) = Info{}
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			if (*frame.Frame)(unsafe.Add(fb, 2*frameSize)).Len >= minFrame {
+				*(*Info)(unsafe.Add(ib, 2*infoSize)) = Info{}
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			if (*frame.Frame)(unsafe.Add(fb, 3*frameSize)).Len >= minFrame {
+				*(*Info)(unsafe.Add(ib, 3*infoSize)) = Info{}
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decDSABatchx4 is decDSABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decDSABatchx4 is decDSABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decDSABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -171,107 +97,104 @@ func decDSABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 4
 						setLenHead(f, lh+4<<16-4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if t := le.Uint16(h[12:14]); t&0x04e0 == 0x00c0 {
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decEDSABatchx4 is decEDSABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decEDSABatchx4 is decEDSABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decEDSABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 20
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
-						t := uint16(w >> 32)
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
-						t := uint16(w >> 32)
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
-						t := uint16(w >> 32)
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
-						t := uint16(w >> 32)
-						*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -285,103 +208,108 @@ func decEDSABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 8
 						setLenHead(f, lh+8<<16-8)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
+					t := uint16(w >> 32)
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
+					t := uint16(w >> 32)
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
+					t := uint16(w >> 32)
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint64(h[12:20]); w&0x04e0_0000_ffff == 0x00c0_0000_dada { // 0xDADA, the tag's b0-b1
+					t := uint16(w >> 32)
+					*in = Info{Port: t >> 11, Switch: uint8(t) & 0x1f, TagLen: 8}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decBrcmBatchx4 is decBrcmBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decBrcmBatchx4 is decBrcmBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decBrcmBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -394,99 +322,104 @@ func decBrcmBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 4
 						setLenHead(f, lh+4<<16-4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[15] & 0x1f), TagLen: 4, Code: h[14]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decBrcmPrependBatchx4 is decBrcmPrependBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decBrcmPrependBatchx4 is decBrcmPrependBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decBrcmPrependBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 4
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+4 : o+4]
-					if le.Uint32(h)&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+4 : o+4]
-					if le.Uint32(h)&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+4 : o+4]
-					if le.Uint32(h)&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+4 : o+4]
-					if le.Uint32(h)&0xc000e0 == 0 {
-						*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -498,107 +431,100 @@ func decBrcmPrependBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason
 						*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
 						f.Off += 4
 						setLenHead(f, lh+4<<16-4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+4 : o+4]
+				if le.Uint32(h)&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+4 : o+4]
+				if le.Uint32(h)&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+4 : o+4]
+				if le.Uint32(h)&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+4 : o+4]
+				if le.Uint32(h)&0xc000e0 == 0 {
+					*in = Info{Port: uint16(h[3] & 0x1f), TagLen: 4, Code: h[2]}
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decQCABatchx4 is decQCABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decQCABatchx4 is decQCABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decQCABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 14
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					h := mem[o : o+14 : o+14]
-					t := uint16(h[12])<<8 | uint16(h[13])
-					if e := qcaRx[t>>6]; e != 0 {
-						*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
-						*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					h := mem[o : o+14 : o+14]
-					t := uint16(h[12])<<8 | uint16(h[13])
-					if e := qcaRx[t>>6]; e != 0 {
-						*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
-						*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					h := mem[o : o+14 : o+14]
-					t := uint16(h[12])<<8 | uint16(h[13])
-					if e := qcaRx[t>>6]; e != 0 {
-						*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
-						*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					h := mem[o : o+14 : o+14]
-					t := uint16(h[12])<<8 | uint16(h[13])
-					if e := qcaRx[t>>6]; e != 0 {
-						*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
-						*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -612,95 +538,108 @@ func decQCABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 2
 						setLenHead(f, lh+2<<16-2)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				h := mem[o : o+14 : o+14]
+				t := uint16(h[12])<<8 | uint16(h[13])
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
+					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				h := mem[o : o+14 : o+14]
+				t := uint16(h[12])<<8 | uint16(h[13])
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
+					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				h := mem[o : o+14 : o+14]
+				t := uint16(h[12])<<8 | uint16(h[13])
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
+					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				h := mem[o : o+14 : o+14]
+				t := uint16(h[12])<<8 | uint16(h[13])
+				if e := qcaRx[t>>6]; e != 0 {
+					*in = Info{Port: t & 7, TagLen: 2, Code: e - 1}
+					*(*[12]byte)(h[2:14]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decMTKBatchx4 is decMTKBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decMTKBatchx4 is decMTKBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decMTKBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
-					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
-					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
-					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
-					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -712,82 +651,95 @@ func decMTKBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 4
 					setLenHead(f, lh+4<<16-4)
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+				f.Off += 4
+				setLenHead(f, lh+4<<16-4)
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+				f.Off += 4
+				setLenHead(f, lh+4<<16-4)
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+				f.Off += 4
+				setLenHead(f, lh+4<<16-4)
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				*in = Info{Port: uint16(h[13] & 7), TagLen: 4}
+				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+				f.Off += 4
+				setLenHead(f, lh+4<<16-4)
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decTail1Batchx4 is decTail1Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// decTail1Batchx4 is decTail1Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decTail1Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
-					f.Len, f.Tail = l-1, tl+1
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
-					f.Len, f.Tail = l-1, tl+1
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
-					f.Len, f.Tail = l-1, tl+1
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
-					f.Len, f.Tail = l-1, tl+1
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -796,90 +748,83 @@ func decTail1Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
 					*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
 					f.Len, f.Tail = l-1, tl+1
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
+				f.Len, f.Tail = l-1, tl+1
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
+				f.Len, f.Tail = l-1, tl+1
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
+				f.Len, f.Tail = l-1, tl+1
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
+				f.Len, f.Tail = l-1, tl+1
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decKSZBatchx4 is decKSZBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decKSZBatchx4 is decKSZBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decKSZBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					if t := mem[e-1]; t&0x80 == 0 {
-						*in = Info{TagLen: 1, Port: uint16(t & 7)}
-						f.Len, f.Tail = l-1, tl+1
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					if t := mem[e-1]; t&0x80 == 0 {
-						*in = Info{TagLen: 1, Port: uint16(t & 7)}
-						f.Len, f.Tail = l-1, tl+1
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					if t := mem[e-1]; t&0x80 == 0 {
-						*in = Info{TagLen: 1, Port: uint16(t & 7)}
-						f.Len, f.Tail = l-1, tl+1
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
-					if t := mem[e-1]; t&0x80 == 0 {
-						*in = Info{TagLen: 1, Port: uint16(t & 7)}
-						f.Len, f.Tail = l-1, tl+1
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -889,103 +834,92 @@ func decKSZBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 					if t := mem[e-1]; t&0x80 == 0 {
 						*in = Info{TagLen: 1, Port: uint16(t & 7)}
 						f.Len, f.Tail = l-1, tl+1
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				if t := mem[e-1]; t&0x80 == 0 {
+					*in = Info{TagLen: 1, Port: uint16(t & 7)}
+					f.Len, f.Tail = l-1, tl+1
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				if t := mem[e-1]; t&0x80 == 0 {
+					*in = Info{TagLen: 1, Port: uint16(t & 7)}
+					f.Len, f.Tail = l-1, tl+1
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				if t := mem[e-1]; t&0x80 == 0 {
+					*in = Info{TagLen: 1, Port: uint16(t & 7)}
+					f.Len, f.Tail = l-1, tl+1
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
+				if t := mem[e-1]; t&0x80 == 0 {
+					*in = Info{TagLen: 1, Port: uint16(t & 7)}
+					f.Len, f.Tail = l-1, tl+1
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decRTL4ABatchx4 is decRTL4ABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decRTL4ABatchx4 is decRTL4ABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decRTL4ABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
-						*in = Info{Port: uint16(h[15]), TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
-						*in = Info{Port: uint16(h[15]), TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
-						*in = Info{Port: uint16(h[15]), TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
-						*in = Info{Port: uint16(h[15]), TagLen: 4}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -998,103 +932,104 @@ func decRTL4ABatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 4
 						setLenHead(f, lh+4<<16-4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
+					*in = Info{Port: uint16(h[15]), TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
+					*in = Info{Port: uint16(h[15]), TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
+					*in = Info{Port: uint16(h[15]), TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&0xf0ffff == 0xa09988 {
+					*in = Info{Port: uint16(h[15]), TagLen: 4}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decRTL84Batchx4 is decRTL84Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// decRTL84Batchx4 is decRTL84Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decRTL84Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 20
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
-						*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
-						*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
-						*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+20 : o+20]
-					if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
-						*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
-						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 8
-						setLenHead(f, lh+8<<16-8)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1107,95 +1042,104 @@ func decRTL84Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 8
 						setLenHead(f, lh+8<<16-8)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
+					*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
+					*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
+					*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+20 : o+20]
+				if w := le.Uint32(h[12:16]); w&0xffffff == 0x049988 && w>>24 != 80 {
+					*in = Info{Port: uint16(h[19] & 0xf), TagLen: 8, Code: uint8(w >> 24)}
+					*(*[12]byte)(h[8:20]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 8
+					setLenHead(f, lh+8<<16-8)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decRTL84TBatchx4 is decRTL84TBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decRTL84TBatchx4 is decRTL84TBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decRTL84TBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
-					w := le.Uint64(mem[e-8 : e : e])
-					if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
-						*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
-						f.Len, f.Tail = l-8, tl+8
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
-					w := le.Uint64(mem[e-8 : e : e])
-					if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
-						*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
-						f.Len, f.Tail = l-8, tl+8
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
-					w := le.Uint64(mem[e-8 : e : e])
-					if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
-						*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
-						f.Len, f.Tail = l-8, tl+8
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
-					w := le.Uint64(mem[e-8 : e : e])
-					if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
-						*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
-						f.Len, f.Tail = l-8, tl+8
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1206,21 +1150,89 @@ func decRTL84TBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 					if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
 						*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
 						f.Len, f.Tail = l-8, tl+8
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
+				w := le.Uint64(mem[e-8 : e : e])
+				if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
+					*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
+					f.Len, f.Tail = l-8, tl+8
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
+				w := le.Uint64(mem[e-8 : e : e])
+				if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
+					*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
+					f.Len, f.Tail = l-8, tl+8
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
+				w := le.Uint64(mem[e-8 : e : e])
+				if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
+					*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
+					f.Len, f.Tail = l-8, tl+8
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
+				w := le.Uint64(mem[e-8 : e : e])
+				if code := uint8(w >> 24); w&0xffffff == 0x049988 && code != 80 {
+					*in = Info{Port: uint16(w>>56) & 0xf, TagLen: 8, Code: code}
+					f.Len, f.Tail = l-8, tl+8
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// dec8021QBatchx4 is dec8021QBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// dec8021QBatchx4 is dec8021QBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid uint16) {
@@ -1228,86 +1240,7 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 	lim := int64(len(mem)) - 16
 	want := uint32(bswap16(tpid)) | 0x0c<<16
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
-						tci := uint16(h[14])<<8 | uint16(h[15])
-						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
-						tci := uint16(h[14])<<8 | uint16(h[15])
-						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
-						tci := uint16(h[14])<<8 | uint16(h[15])
-						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
-						tci := uint16(h[14])<<8 | uint16(h[15])
-						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1321,95 +1254,108 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 4
 						setLenHead(f, lh+4<<16-4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
+					tci := uint16(h[14])<<8 | uint16(h[15])
+					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
+					tci := uint16(h[14])<<8 | uint16(h[15])
+					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
+					tci := uint16(h[14])<<8 | uint16(h[15])
+					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
+					tci := uint16(h[14])<<8 | uint16(h[15])
+					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decAR9331Batchx4 is decAR9331Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// decAR9331Batchx4 is decAR9331Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decAR9331Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 2
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
-						*in = Info{Port: t & 0xf, TagLen: 2}
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
-						*in = Info{Port: t & 0xf, TagLen: 2}
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
-						*in = Info{Port: t & 0xf, TagLen: 2}
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
-					if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
-						*in = Info{Port: t & 0xf, TagLen: 2}
-						f.Off += 2
-						setLenHead(f, lh+2<<16-2)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1420,91 +1366,96 @@ func decAR9331Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*in = Info{Port: t & 0xf, TagLen: 2}
 						f.Off += 2
 						setLenHead(f, lh+2<<16-2)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
+					*in = Info{Port: t & 0xf, TagLen: 2}
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
+					*in = Info{Port: t & 0xf, TagLen: 2}
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
+					*in = Info{Port: t & 0xf, TagLen: 2}
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
+				if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
+					*in = Info{Port: t & 0xf, TagLen: 2}
+					f.Off += 2
+					setLenHead(f, lh+2<<16-2)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decGSWIPBatchx4 is decGSWIPBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decGSWIPBatchx4 is decGSWIPBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decGSWIPBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 8
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+8 : o+8]
-					*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
-					f.Off += 8
-					setLenHead(f, lh+8<<16-8)
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+8 : o+8]
-					*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
-					f.Off += 8
-					setLenHead(f, lh+8<<16-8)
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+8 : o+8]
-					*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
-					f.Off += 8
-					setLenHead(f, lh+8<<16-8)
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
-					h := mem[o : o+8 : o+8]
-					*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
-					f.Off += 8
-					setLenHead(f, lh+8<<16-8)
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1515,102 +1466,91 @@ func decGSWIPBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 					*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
 					f.Off += 8
 					setLenHead(f, lh+8<<16-8)
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+8 : o+8]
+				*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
+				f.Off += 8
+				setLenHead(f, lh+8<<16-8)
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+8 : o+8]
+				*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
+				f.Off += 8
+				setLenHead(f, lh+8<<16-8)
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+8 : o+8]
+				*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
+				f.Off += 8
+				setLenHead(f, lh+8<<16-8)
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
+				h := mem[o : o+8 : o+8]
+				*in = Info{Port: uint16(h[7]>>4) & 7, TagLen: 8}
+				f.Off += 8
+				setLenHead(f, lh+8<<16-8)
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decLAN9303Batchx4 is decLAN9303Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// decLAN9303Batchx4 is decLAN9303Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decLAN9303Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
-						*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
-						*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
-						*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
-					h := mem[o : o+16 : o+16]
-					if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
-						*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
-						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
-						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1623,91 +1563,104 @@ func decLAN9303Batchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 4
 						setLenHead(f, lh+4<<16-4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
+					*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
+					*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
+					*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				h := mem[o : o+16 : o+16]
+				if le.Uint32(h[12:16])&(0x18<<24|0xffff) == 0x0081 {
+					*in = Info{Port: uint16(h[15] & 3), TagLen: 4, Code: h[15]}
+					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
+					f.Off += 4
+					setLenHead(f, lh+4<<16-4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// decTrailerBatchx4 is decTrailerBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// decTrailerBatchx4 is decTrailerBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func decTrailerBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
-					if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
-						*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
-						f.Len, f.Tail = l-4, tl+4
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
-					if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
-						*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
-						f.Len, f.Tail = l-4, tl+4
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
-					if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
-						*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
-						f.Len, f.Tail = l-4, tl+4
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
-					if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
-						*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
-						f.Len, f.Tail = l-4, tl+4
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1717,103 +1670,92 @@ func decTrailerBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 					if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
 						*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
 						f.Len, f.Tail = l-4, tl+4
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
+				if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
+					*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
+					f.Len, f.Tail = l-4, tl+4
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
+				if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
+					*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
+					f.Len, f.Tail = l-4, tl+4
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
+				if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
+					*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
+					f.Len, f.Tail = l-4, tl+4
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
+				if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
+					*in = Info{Port: uint16(w>>8) & 7, TagLen: 4}
+					f.Len, f.Tail = l-4, tl+4
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encDSABatchx4 is encDSABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encDSABatchx4 is encDSABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encDSABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if le.Uint16(q[16:18]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if le.Uint16(q[16:18]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if le.Uint16(q[16:18]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if le.Uint16(q[16:18]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1826,103 +1768,104 @@ func encDSABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 						le.PutUint32(q[12:16], tw)
 						f.Off -= 4
 						setLenHead(f, lh-4<<16+4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if le.Uint16(q[16:18]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if le.Uint16(q[16:18]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if le.Uint16(q[16:18]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if le.Uint16(q[16:18]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encEDSABatchx4 is encEDSABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encEDSABatchx4 is encEDSABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encEDSABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+14 : o+14]
-					if le.Uint16(q[20:22]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-						le.PutUint64(q[12:20], tw)
-						f.Off -= 8
-						setLenHead(f, lh-8<<16+8)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+14 : o+14]
-					if le.Uint16(q[20:22]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-						le.PutUint64(q[12:20], tw)
-						f.Off -= 8
-						setLenHead(f, lh-8<<16+8)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+14 : o+14]
-					if le.Uint16(q[20:22]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-						le.PutUint64(q[12:20], tw)
-						f.Off -= 8
-						setLenHead(f, lh-8<<16+8)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+14 : o+14]
-					if le.Uint16(q[20:22]) != 0x0081 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-						le.PutUint64(q[12:20], tw)
-						f.Off -= 8
-						setLenHead(f, lh-8<<16+8)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -1935,131 +1878,104 @@ func encEDSABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 						le.PutUint64(q[12:20], tw)
 						f.Off -= 8
 						setLenHead(f, lh-8<<16+8)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+14 : o+14]
+				if le.Uint16(q[20:22]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+					le.PutUint64(q[12:20], tw)
+					f.Off -= 8
+					setLenHead(f, lh-8<<16+8)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+14 : o+14]
+				if le.Uint16(q[20:22]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+					le.PutUint64(q[12:20], tw)
+					f.Off -= 8
+					setLenHead(f, lh-8<<16+8)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+14 : o+14]
+				if le.Uint16(q[20:22]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+					le.PutUint64(q[12:20], tw)
+					f.Off -= 8
+					setLenHead(f, lh-8<<16+8)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+14 : o+14]
+				if le.Uint16(q[20:22]) != 0x0081 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+					le.PutUint64(q[12:20], tw)
+					f.Off -= 8
+					setLenHead(f, lh-8<<16+8)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encBrcmBatchx4 is encBrcmBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encBrcmBatchx4 is encBrcmBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encBrcmBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 68
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next0
-					} else if l-64 <= 0xffff-4-64 {
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next1
-					} else if l-64 <= 0xffff-4-64 {
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next2
-					} else if l-64 <= 0xffff-4-64 {
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next3
-					} else if l-64 <= 0xffff-4-64 {
-						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
-						le.PutUint32(h[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2073,129 +1989,138 @@ func encBrcmBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 						le.PutUint32(h[12:16], tw)
 						f.Off -= 4
 						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4tail
+						goto x4one
 					} else if l-64 <= 0xffff-4-64 {
 						*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
 						le.PutUint32(h[12:16], tw)
 						f.Off -= 4
 						setLenHead(f, lh-4<<16+4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next0
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next1
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next2
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next3
+				} else if l-64 <= 0xffff-4-64 {
+					*(*[12]byte)(h[0:12]) = *(*[12]byte)(h[4:16]) // MACs
+					le.PutUint32(h[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encBrcmPrependBatchx4 is encBrcmPrependBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encBrcmPrependBatchx4 is encBrcmPrependBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encBrcmPrependBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 68
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next0
-					} else if l-64 <= 0xffff-4-64 {
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next1
-					} else if l-64 <= 0xffff-4-64 {
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next2
-					} else if l-64 <= 0xffff-4-64 {
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
-					h := mem[o-4 : o+68 : o+68]
-					if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
-						le.PutUint32(h[4+int(l&63):], 0) // pad to 64
-						f.Tail = tl + l - 64
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4next3
-					} else if l-64 <= 0xffff-4-64 {
-						le.PutUint32(h[0:4], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2208,100 +2133,129 @@ func encBrcmPrependBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32)
 						le.PutUint32(h[0:4], tw)
 						f.Off -= 4
 						setLenHead(f, lh&^0xffff-4<<16+68)
-						goto x4tail
+						goto x4one
 					} else if l-64 <= 0xffff-4-64 {
 						le.PutUint32(h[0:4], tw)
 						f.Off -= 4
 						setLenHead(f, lh-4<<16+4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next0
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next1
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next2
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
+				h := mem[o-4 : o+68 : o+68]
+				if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
+					le.PutUint32(h[4+int(l&63):], 0) // pad to 64
+					f.Tail = tl + l - 64
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh&^0xffff-4<<16+68)
+					goto x4next3
+				} else if l-64 <= 0xffff-4-64 {
+					le.PutUint32(h[0:4], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encQCABatchx4 is encQCABatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encQCABatchx4 is encQCABatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encQCABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
-					q := mem[o-2 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
-					le.PutUint16(q[12:14], tw)
-					f.Off -= 2
-					setLenHead(f, lh-2<<16+2)
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
-					q := mem[o-2 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
-					le.PutUint16(q[12:14], tw)
-					f.Off -= 2
-					setLenHead(f, lh-2<<16+2)
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
-					q := mem[o-2 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
-					le.PutUint16(q[12:14], tw)
-					f.Off -= 2
-					setLenHead(f, lh-2<<16+2)
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
-					q := mem[o-2 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
-					le.PutUint16(q[12:14], tw)
-					f.Off -= 2
-					setLenHead(f, lh-2<<16+2)
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2313,102 +2267,95 @@ func encQCABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 					le.PutUint16(q[12:14], tw)
 					f.Off -= 2
 					setLenHead(f, lh-2<<16+2)
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
+				q := mem[o-2 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
+				le.PutUint16(q[12:14], tw)
+				f.Off -= 2
+				setLenHead(f, lh-2<<16+2)
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
+				q := mem[o-2 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
+				le.PutUint16(q[12:14], tw)
+				f.Off -= 2
+				setLenHead(f, lh-2<<16+2)
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
+				q := mem[o-2 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
+				le.PutUint16(q[12:14], tw)
+				f.Off -= 2
+				setLenHead(f, lh-2<<16+2)
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
+				q := mem[o-2 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[2:14]) // MACs
+				le.PutUint16(q[12:14], tw)
+				f.Off -= 2
+				setLenHead(f, lh-2<<16+2)
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encMTKBatchx4 is encMTKBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encMTKBatchx4 is encMTKBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next0
-					}
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next1
-					}
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next2
-					}
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+14 : o+14]
-					if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
-						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-						le.PutUint32(q[12:16], tw)
-						f.Off -= 4
-						setLenHead(f, lh-4<<16+4)
-						goto x4next3
-					}
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2421,95 +2368,104 @@ func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 						le.PutUint32(q[12:16], tw)
 						f.Off -= 4
 						setLenHead(f, lh-4<<16+4)
-						goto x4tail
+						goto x4one
 					}
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next0
+				}
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next1
+				}
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next2
+				}
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+14 : o+14]
+				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
+					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+					le.PutUint32(q[12:16], tw)
+					f.Off -= 4
+					setLenHead(f, lh-4<<16+4)
+					goto x4next3
+				}
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encSA4Batchx4 is encSA4Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// encSA4Batchx4 is encSA4Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encSA4Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uint16) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-					le.PutUint32(q[12:16], tw)
-					f.Off -= 4
-					setLenHead(f, lh-4<<16+4)
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-					le.PutUint32(q[12:16], tw)
-					f.Off -= 4
-					setLenHead(f, lh-4<<16+4)
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-					le.PutUint32(q[12:16], tw)
-					f.Off -= 4
-					setLenHead(f, lh-4<<16+4)
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
-					q := mem[o-4 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-					le.PutUint32(q[12:16], tw)
-					f.Off -= 4
-					setLenHead(f, lh-4<<16+4)
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2521,94 +2477,95 @@ func encSA4Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short u
 					le.PutUint32(q[12:16], tw)
 					f.Off -= 4
 					setLenHead(f, lh-4<<16+4)
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+				le.PutUint32(q[12:16], tw)
+				f.Off -= 4
+				setLenHead(f, lh-4<<16+4)
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+				le.PutUint32(q[12:16], tw)
+				f.Off -= 4
+				setLenHead(f, lh-4<<16+4)
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+				le.PutUint32(q[12:16], tw)
+				f.Off -= 4
+				setLenHead(f, lh-4<<16+4)
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				q := mem[o-4 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
+				le.PutUint32(q[12:16], tw)
+				f.Off -= 4
+				setLenHead(f, lh-4<<16+4)
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encRTL84Batchx4 is encRTL84Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// encRTL84Batchx4 is encRTL84Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encRTL84Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-					le.PutUint64(q[12:20], tw)
-					f.Off -= 8
-					setLenHead(f, lh-8<<16+8)
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-					le.PutUint64(q[12:20], tw)
-					f.Off -= 8
-					setLenHead(f, lh-8<<16+8)
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-					le.PutUint64(q[12:20], tw)
-					f.Off -= 8
-					setLenHead(f, lh-8<<16+8)
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
-					q := mem[o-8 : o+12 : o+12]
-					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
-					le.PutUint64(q[12:20], tw)
-					f.Off -= 8
-					setLenHead(f, lh-8<<16+8)
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2620,102 +2577,95 @@ func encRTL84Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 					le.PutUint64(q[12:20], tw)
 					f.Off -= 8
 					setLenHead(f, lh-8<<16+8)
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+				le.PutUint64(q[12:20], tw)
+				f.Off -= 8
+				setLenHead(f, lh-8<<16+8)
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+				le.PutUint64(q[12:20], tw)
+				f.Off -= 8
+				setLenHead(f, lh-8<<16+8)
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+				le.PutUint64(q[12:20], tw)
+				f.Off -= 8
+				setLenHead(f, lh-8<<16+8)
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
+				q := mem[o-8 : o+12 : o+12]
+				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[8:20]) // MACs
+				le.PutUint64(q[12:20], tw)
+				f.Off -= 8
+				setLenHead(f, lh-8<<16+8)
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encPrefixBatchx4 is encPrefixBatch four frames per iteration, then the last len(fr) % 4 one by one.
+// encPrefixBatchx4 is encPrefixBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encPrefixBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem))
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
-					if n == 2 {
-						le.PutUint16(mem[o-2:o:o], uint16(tw))
-					} else {
-						le.PutUint32(mem[o-4:o:o], tw)
-					}
-					f.Off -= uint32(n)
-					setLenHead(f, lh-uint32(n)<<16+uint32(n))
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
-					if n == 2 {
-						le.PutUint16(mem[o-2:o:o], uint16(tw))
-					} else {
-						le.PutUint32(mem[o-4:o:o], tw)
-					}
-					f.Off -= uint32(n)
-					setLenHead(f, lh-uint32(n)<<16+uint32(n))
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
-					if n == 2 {
-						le.PutUint16(mem[o-2:o:o], uint16(tw))
-					} else {
-						le.PutUint32(mem[o-4:o:o], tw)
-					}
-					f.Off -= uint32(n)
-					setLenHead(f, lh-uint32(n)<<16+uint32(n))
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, lh := int64(f.Off), lenHead(f)
-				if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
-					if n == 2 {
-						le.PutUint16(mem[o-2:o:o], uint16(tw))
-					} else {
-						le.PutUint32(mem[o-4:o:o], tw)
-					}
-					f.Off -= uint32(n)
-					setLenHead(f, lh-uint32(n)<<16+uint32(n))
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2729,98 +2679,103 @@ func encPrefixBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n in
 					}
 					f.Off -= uint32(n)
 					setLenHead(f, lh-uint32(n)<<16+uint32(n))
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
+				if n == 2 {
+					le.PutUint16(mem[o-2:o:o], uint16(tw))
+				} else {
+					le.PutUint32(mem[o-4:o:o], tw)
+				}
+				f.Off -= uint32(n)
+				setLenHead(f, lh-uint32(n)<<16+uint32(n))
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
+				if n == 2 {
+					le.PutUint16(mem[o-2:o:o], uint16(tw))
+				} else {
+					le.PutUint32(mem[o-4:o:o], tw)
+				}
+				f.Off -= uint32(n)
+				setLenHead(f, lh-uint32(n)<<16+uint32(n))
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
+				if n == 2 {
+					le.PutUint16(mem[o-2:o:o], uint16(tw))
+				} else {
+					le.PutUint32(mem[o-4:o:o], tw)
+				}
+				f.Off -= uint32(n)
+				setLenHead(f, lh-uint32(n)<<16+uint32(n))
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, lh := int64(f.Off), lenHead(f)
+			if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
+				if n == 2 {
+					le.PutUint16(mem[o-2:o:o], uint16(tw))
+				} else {
+					le.PutUint32(mem[o-4:o:o], tw)
+				}
+				f.Off -= uint32(n)
+				setLenHead(f, lh-uint32(n)<<16+uint32(n))
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encTail1Batchx4 is encTail1Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// encTail1Batchx4 is encTail1Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint32, tll uint32) {
 	fb, rb, end := frames(fr, rs)
 	lim, limDA := int64(len(mem))-1, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					mem[e] = byte(v)
-					f.Len, f.Tail = l+1, tl-1
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					mem[e] = byte(v)
-					f.Len, f.Tail = l+1, tl-1
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					mem[e] = byte(v)
-					f.Len, f.Tail = l+1, tl-1
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					mem[e] = byte(v)
-					f.Len, f.Tail = l+1, tl-1
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2833,98 +2788,99 @@ func encTail1Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint32, tll ui
 					}
 					mem[e] = byte(v)
 					f.Len, f.Tail = l+1, tl-1
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				mem[e] = byte(v)
+				f.Len, f.Tail = l+1, tl-1
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				mem[e] = byte(v)
+				f.Len, f.Tail = l+1, tl-1
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				mem[e] = byte(v)
+				f.Len, f.Tail = l+1, tl-1
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				mem[e] = byte(v)
+				f.Len, f.Tail = l+1, tl-1
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encTail2Batchx4 is encTail2Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// encTail2Batchx4 is encTail2Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll uint16) {
 	fb, rb, end := frames(fr, rs)
 	lim, limDA := int64(len(mem))-2, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					le.PutUint16(mem[e:e+2:e+2], v)
-					f.Len, f.Tail = l+2, tl-2
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					le.PutUint16(mem[e:e+2:e+2], v)
-					f.Len, f.Tail = l+2, tl-2
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					le.PutUint16(mem[e:e+2:e+2], v)
-					f.Len, f.Tail = l+2, tl-2
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
-					v := t
-					if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
-						v = tll
-					}
-					le.PutUint16(mem[e:e+2:e+2], v)
-					f.Len, f.Tail = l+2, tl-2
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -2937,82 +2893,99 @@ func encTail2Batchx4(mem []byte, fr []frame.Frame, rs []Reason, t uint16, tll ui
 					}
 					le.PutUint16(mem[e:e+2:e+2], v)
 					f.Len, f.Tail = l+2, tl-2
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				le.PutUint16(mem[e:e+2:e+2], v)
+				f.Len, f.Tail = l+2, tl-2
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				le.PutUint16(mem[e:e+2:e+2], v)
+				f.Len, f.Tail = l+2, tl-2
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				le.PutUint16(mem[e:e+2:e+2], v)
+				f.Len, f.Tail = l+2, tl-2
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
+				v := t
+				if linkLocalLE(le.Uint64(mem[o : o+8 : o+8])) {
+					v = tll
+				}
+				le.PutUint16(mem[e:e+2:e+2], v)
+				f.Len, f.Tail = l+2, tl-2
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encTail4Batchx4 is encTail4Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// encTail4Batchx4 is encTail4Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encTail4Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 4
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
-					le.PutUint32(mem[e:e+4:e+4], tw)
-					f.Len, f.Tail = l+4, tl-4
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
-					le.PutUint32(mem[e:e+4:e+4], tw)
-					f.Len, f.Tail = l+4, tl-4
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
-					le.PutUint32(mem[e:e+4:e+4], tw)
-					f.Len, f.Tail = l+4, tl-4
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
-					le.PutUint32(mem[e:e+4:e+4], tw)
-					f.Len, f.Tail = l+4, tl-4
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -3021,82 +2994,83 @@ func encTail4Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
 					le.PutUint32(mem[e:e+4:e+4], tw)
 					f.Len, f.Tail = l+4, tl-4
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
+				le.PutUint32(mem[e:e+4:e+4], tw)
+				f.Len, f.Tail = l+4, tl-4
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
+				le.PutUint32(mem[e:e+4:e+4], tw)
+				f.Len, f.Tail = l+4, tl-4
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
+				le.PutUint32(mem[e:e+4:e+4], tw)
+				f.Len, f.Tail = l+4, tl-4
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
+				le.PutUint32(mem[e:e+4:e+4], tw)
+				f.Len, f.Tail = l+4, tl-4
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }
 
-// encTail8Batchx4 is encTail8Batch four frames per iteration, then the last len(fr) % 4 one by one.
+// encTail8Batchx4 is encTail8Batch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
 func encTail8Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 8
 	_ = end
-	if x4k := len(fr) / 4; x4k != 0 {
-		for {
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
-					le.PutUint64(mem[e:e+8:e+8], tw)
-					f.Len, f.Tail = l+8, tl-8
-					goto x4next0
-				}
-				slow(rb, 0*frameSize)
-			}
-		x4next0:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
-					le.PutUint64(mem[e:e+8:e+8], tw)
-					f.Len, f.Tail = l+8, tl-8
-					goto x4next1
-				}
-				slow(rb, 1*frameSize)
-			}
-		x4next1:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
-					le.PutUint64(mem[e:e+8:e+8], tw)
-					f.Len, f.Tail = l+8, tl-8
-					goto x4next2
-				}
-				slow(rb, 2*frameSize)
-			}
-		x4next2:
-			{
-				f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
-				o, l, tl := int64(f.Off), f.Len, f.Tail
-				if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
-					le.PutUint64(mem[e:e+8:e+8], tw)
-					f.Len, f.Tail = l+8, tl-8
-					goto x4next3
-				}
-				slow(rb, 3*frameSize)
-			}
-		x4next3:
-			if x4k--; x4k == 0 {
-				break
-			}
-			fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-		}
-		if len(fr)%4 == 0 {
-			return
-		}
-		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
-	}
+	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
 		for {
 			{
@@ -3105,15 +3079,71 @@ func encTail8Batchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 				if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
 					le.PutUint64(mem[e:e+8:e+8], tw)
 					f.Len, f.Tail = l+8, tl-8
-					goto x4tail
+					goto x4one
 				}
 				slow(rb, 0*frameSize)
 			}
-		x4tail:
+		x4one:
 			if x4r--; x4r == 0 {
 				break
 			}
 			fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
 		}
+		if x4k == 0 {
+			return
+		}
+		fb, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(rb, 1)
+	} else if x4k == 0 {
+		return
+	}
+	for {
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
+				le.PutUint64(mem[e:e+8:e+8], tw)
+				f.Len, f.Tail = l+8, tl-8
+				goto x4next0
+			}
+			slow(rb, 0*frameSize)
+		}
+	x4next0:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
+				le.PutUint64(mem[e:e+8:e+8], tw)
+				f.Len, f.Tail = l+8, tl-8
+				goto x4next1
+			}
+			slow(rb, 1*frameSize)
+		}
+	x4next1:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
+				le.PutUint64(mem[e:e+8:e+8], tw)
+				f.Len, f.Tail = l+8, tl-8
+				goto x4next2
+			}
+			slow(rb, 2*frameSize)
+		}
+	x4next2:
+		{
+			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
+			o, l, tl := int64(f.Off), f.Len, f.Tail
+			if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
+				le.PutUint64(mem[e:e+8:e+8], tw)
+				f.Len, f.Tail = l+8, tl-8
+				goto x4next3
+			}
+			slow(rb, 3*frameSize)
+		}
+	x4next3:
+		if x4k--; x4k == 0 {
+			break
+		}
+		fb, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(rb, 4)
 	}
 }

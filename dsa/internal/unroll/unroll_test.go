@@ -125,7 +125,7 @@ func TestBatchLoopsSkips(t *testing.T) {
 }
 
 // TestBatchLoopsRewrite: frame k of an iteration reaches fr[k], ins[k] and rs[k], a continue
-// jumps to frame k+1, and the last len(fr) % 4 frames run through the body in the same
+// jumps to frame k+1, and the first len(fr) % 4 frames run through the body in the same
 // function (no call back into decXBatch).
 func TestBatchLoopsRewrite(t *testing.T) {
 	out, err := BatchLoops(decSrc("\tlim := tw + 1 // a comment\n", `		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
@@ -143,13 +143,12 @@ func TestBatchLoopsRewrite(t *testing.T) {
 	for _, want := range []string{
 		"func decXBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tw uint32) {",
 		"fb, ib, rb, end := walk(fr, ins, rs)\n\tlim := tw + 1 // a comment\n",
-		"if x4k := len(fr) / 4; x4k != 0 {",
+		"x4k := len(fr) / 4\n\tif x4r := len(fr) % 4; x4r != 0 {",
 		"unsafe.Add(fb, 3*frameSize)", "unsafe.Add(ib, 3*infoSize)", "slow(rb, 3*frameSize)",
 		"goto x4next3", "x4next3:",
 		"fb, ib, rb = unsafe.Add(fb, 4*frameSize), unsafe.Add(ib, 4*infoSize), unsafe.Add(rb, 4)",
-		"if len(fr)%4 == 0 {\n\t\t\treturn\n\t\t}",
-		"if x4r := len(fr) % 4; x4r != 0 {",
-		"goto x4tail", "x4tail:",
+		"if x4k == 0 {\n\t\t\treturn\n\t\t}", "} else if x4k == 0 {\n\t\treturn\n\t}",
+		"goto x4one", "x4one:",
 		"fb, ib, rb = unsafe.Add(fb, 1*frameSize), unsafe.Add(ib, 1*infoSize), unsafe.Add(rb, 1)",
 		`// "unsafe.Add(fb, p)" in a comment stays`, `s := "slow(rb, p)"`,
 	} {
