@@ -86,7 +86,8 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 	// compare); they stop at the last group, never past the end.
 	fb := unsafe.Pointer(unsafe.SliceData(fr))
 	fp, hp := fb, unsafe.Pointer(unsafe.SliceData(hs))
-	for g := n / 4; ; g-- {
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
 		{
 			const k = 0 * frameSize
 			f := (*frame.Frame)(unsafe.Add(fp, k))
@@ -175,8 +176,8 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
 			}
 		}
-		if g == 1 {
-			return n
+		if fp == last {
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4 // n, recomputed: one register fewer in the loop
 		}
 		fp, hp = unsafe.Add(fp, 4*frameSize), unsafe.Add(hp, 4*headerSize)
 	}
@@ -215,7 +216,8 @@ func pushRun4(mem []byte, fr []frame.Frame, w uint32) int {
 	lim := int64(len(mem)) - (macLen + HeaderLen)
 	fb, m := unsafe.Pointer(unsafe.SliceData(fr)), flagWord
 	fp := fb
-	for g := n / 4; ; g-- {
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
 		if oobTag4(fp, m) {
 			return int((uintptr(fp) - uintptr(fb)) / frameSize)
 		}
@@ -295,8 +297,8 @@ func pushRun4(mem []byte, fr []frame.Frame, w uint32) int {
 			lh = lh + HeaderLen - HeaderLen<<16
 			f.Len, f.Head = uint16(lh), uint16(lh>>16)
 		}
-		if g == 1 {
-			return n
+		if fp == last {
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4 // n, recomputed: one register fewer in the loop
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
 	}
@@ -321,7 +323,8 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 	untagged := 0
 	fb, m := unsafe.Pointer(unsafe.SliceData(fr)), flagWord
 	fp := fb
-	for g := n / 4; ; g-- {
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
 		if oobTag4(fp, m) {
 			return int((uintptr(fp) - uintptr(fb)) / frameSize), untagged
 		}
@@ -401,7 +404,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 				f.Len, f.Head = uint16(lh), uint16(lh>>16)
 			}
 		}
-		if g == 1 {
+		if fp == last {
 			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, untagged // n, recomputed: one register fewer in the loop
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
@@ -426,7 +429,8 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 	done := 0 // tags popped, or TCIs rewritten
 	fb, m := unsafe.Pointer(unsafe.SliceData(fr)), flagWord
 	fp := fb
-	for g := n / 4; ; g-- {
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
 		if oobTag4(fp, m) {
 			return int((uintptr(fp) - uintptr(fb)) / frameSize), done
 		}
@@ -486,7 +490,7 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 				done++
 			}
 		}
-		if g == 1 {
+		if fp == last {
 			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, done // n, recomputed: one register fewer in the loop
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
