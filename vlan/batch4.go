@@ -102,12 +102,12 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			if t := uint16(x); t != o1 && t != o2 {
 				*(*uint64)(unsafe.Pointer(h)) = 0
 				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
-			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
-				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
-			} else {
+			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) == wireQ || uint16(x2) == wireAD {
 				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
 				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+			} else {
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			}
 		}
 		{
@@ -124,12 +124,12 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			if t := uint16(x); t != o1 && t != o2 {
 				*(*uint64)(unsafe.Pointer(h)) = 0
 				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
-			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
-				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
-			} else {
+			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) == wireQ || uint16(x2) == wireAD {
 				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
 				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+			} else {
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			}
 		}
 		{
@@ -146,12 +146,12 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			if t := uint16(x); t != o1 && t != o2 {
 				*(*uint64)(unsafe.Pointer(h)) = 0
 				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
-			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
-				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
-			} else {
+			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) == wireQ || uint16(x2) == wireAD {
 				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
 				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+			} else {
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			}
 		}
 		{
@@ -168,12 +168,12 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 			if t := uint16(x); t != o1 && t != o2 {
 				*(*uint64)(unsafe.Pointer(h)) = 0
 				hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
-			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) != wireQ && uint16(x2) != wireAD {
-				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
-				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
-			} else {
+			} else if x2 := le32(d[16], d[17], d[18], d[19]); uint16(x2) == wireQ || uint16(x2) == wireAD {
 				hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
 				hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+			} else {
+				*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+				hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
 			}
 		}
 		if fp == last {
