@@ -360,11 +360,11 @@ func (p *Parser) SetTCIBatch(b *frame.Batch, tci TCI) (n int) {
 		return n
 	}
 	w := bits.ReverseBytes16(uint16(tci))
-	i, n := setTCIRun4(b.Mem, fr, w)
+	i, u := setTCIRun4(b.Mem, fr, w)
 	if i != len(fr) {
-		return n + setTCIRest(b, i, tci)
+		return i - u + setTCIRest(b, i, tci)
 	}
-	return n
+	return i - u
 }
 
 // setTCIRest is SetTCIBatch (standard TPIDs) from frame i on, where setTCIRun4 stopped; it
@@ -391,8 +391,8 @@ func setTCIRest(b *frame.Batch, i int, tci TCI) (n int) {
 			n++
 		}
 		i++
-		k, m := setTCIRun4(b.Mem, fr[i:], w)
-		i, n = i+k, n+m
+		k, u := setTCIRun4(b.Mem, fr[i:], w)
+		i, n = i+k, n+k-u
 	}
 }
 

@@ -27,8 +27,11 @@ import (
 //     them;
 //   - Parse, pop and SetTCI test the outer TPID that the batch's first frame carries first
 //     (tpidOrder): a QinQ batch compares with 0x88a8 once, not twice;
-//   - Parse stores Outer and Inner together, and pop and SetTCI count the frames they change
-//     (not the untagged ones), which leaves no else branch.
+//   - Parse writes a Header with two stores (see Header's layout; three for QinQ) and lays its
+//     one-tag case out last; pop and SetTCI count untagged frames in the then-branch and change
+//     a tagged frame in the else-branch: the common case of each (a one-tag frame, a tagged
+//     frame) falls through to the next frame's block, with no jump and no count;
+//   - the loops end on a pointer compare with the last group rather than a group counter.
 //
 // The four blocks of an iteration are one text: they differ only in their `const k = N *
 // frameSize` line (TestUnrolledBlocksIdentical checks this on the source). Written out by hand
@@ -411,7 +414,8 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 	}
 }
 
-// setTCIRun4 is setTCIRun, four frames per iteration; see above.
+// setTCIRun4 is setTCIRun, four frames per iteration; see above. It returns the index where it
+// stopped and how many untagged frames it passed (as setTCIRun does).
 //
 //go:noinline
 func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
@@ -426,26 +430,27 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 		d := mem[o : o+EthLen : o+EthLen]
 		t1, t2 = tpidOrder(uint16(d[12]) | uint16(d[13])<<8)
 	}
-	done := 0 // tags popped, or TCIs rewritten
+	untagged := 0
 	fb, m := unsafe.Pointer(unsafe.SliceData(fr)), flagWord
 	fp := fb
 	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
 	for {
 		if oobTag4(fp, m) {
-			return int((uintptr(fp) - uintptr(fb)) / frameSize), done
+			return int((uintptr(fp) - uintptr(fb)) / frameSize), untagged
 		}
 		{
 			const k = 0 * frameSize
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-				done++
 			}
 		}
 		{
@@ -453,13 +458,14 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-				done++
 			}
 		}
 		{
@@ -467,13 +473,14 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-				done++
 			}
 		}
 		{
@@ -481,17 +488,18 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 			f := (*frame.Frame)(unsafe.Add(fp, k))
 			o := int64(f.Off)
 			if f.Len < EthLen || o > lim {
-				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), done
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
 			}
 			d := mem[o : o+EthLen : o+EthLen]
-			if t := uint16(d[12]) | uint16(d[13])<<8; t == t1 || t == t2 {
+			if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+				untagged++
+			} else {
 				d[14] = byte(w)
 				d[15] = byte(w >> 8)
-				done++
 			}
 		}
 		if fp == last {
-			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, done // n, recomputed: one register fewer in the loop
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, untagged // n, recomputed: one register fewer in the loop
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
 	}
