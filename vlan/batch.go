@@ -276,11 +276,11 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 		}
 		return popped
 	}
-	i, u := popRun4(b.Mem, fr)
+	i := popTagRun4(b.Mem, fr) // every frame it passes is popped
 	if i != len(fr) {
-		return i - u + popRest(b, i)
+		return i + popRest(b, i)
 	}
-	return i - u
+	return i
 }
 
 // popRest is PopBatch (standard TPIDs) from frame i on, where popRun4 stopped; it returns how

@@ -414,6 +414,113 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 	}
 }
 
+// popTagRun4 is popRun4 for a batch whose frames all carry the same standard TPID (the first
+// frame's) in the bytes: it pops them and stops at the first frame that needs the general path or
+// that does not carry that TPID (untagged, the other TPID), and returns its index (len(fr) &^ 3
+// when none). It exists for its layout: a frame with the TPID runs through its block with no taken
+// branch (popRun4 takes one per frame to join its two cases), about 10% of the time of a pop on
+// this machine. PopBatch runs it first; after the first frame it stops at, the batch goes on with
+// popRun4 (so a mixed batch pays one stop, not one per untagged frame).
+//go:noinline
+func popTagRun4(mem []byte, fr []frame.Frame) int {
+	n := len(fr) &^ 3
+	if n == 0 || len(mem) < EthLen {
+		return 0
+	}
+	lim := int64(len(mem)) - EthLen
+	// The TPID of the first frame (when its header is inside mem): the loop pops it and stops at a
+	// frame without it.
+	t := uint16(wireQ)
+	if o := int64(fr[0].Off); o <= lim {
+		d := mem[o : o+EthLen : o+EthLen]
+		t, _ = tpidOrder(uint16(d[12]) | uint16(d[13])<<8)
+	}
+	fb, m := unsafe.Pointer(unsafe.SliceData(fr)), flagWord
+	fp := fb
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
+		if oobTag4(fp, m) {
+			return int((uintptr(fp) - uintptr(fb)) / frameSize)
+		}
+		{
+			const k = 0 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			o := int64(f.Off)
+			lh := uint32(f.Len) | uint32(f.Head)<<16
+			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
+				o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen : o+EthLen]
+			if uint16(d[12])|uint16(d[13])<<8 != t {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			copy(d[HeaderLen:EthLen-2], d[0:macLen])
+			f.Off = uint32(o + HeaderLen)
+			lh = lh - HeaderLen + HeaderLen<<16
+			f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		}
+		{
+			const k = 1 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			o := int64(f.Off)
+			lh := uint32(f.Len) | uint32(f.Head)<<16
+			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
+				o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen : o+EthLen]
+			if uint16(d[12])|uint16(d[13])<<8 != t {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			copy(d[HeaderLen:EthLen-2], d[0:macLen])
+			f.Off = uint32(o + HeaderLen)
+			lh = lh - HeaderLen + HeaderLen<<16
+			f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		}
+		{
+			const k = 2 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			o := int64(f.Off)
+			lh := uint32(f.Len) | uint32(f.Head)<<16
+			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
+				o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen : o+EthLen]
+			if uint16(d[12])|uint16(d[13])<<8 != t {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			copy(d[HeaderLen:EthLen-2], d[0:macLen])
+			f.Off = uint32(o + HeaderLen)
+			lh = lh - HeaderLen + HeaderLen<<16
+			f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		}
+		{
+			const k = 3 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			o := int64(f.Off)
+			lh := uint32(f.Len) | uint32(f.Head)<<16
+			if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
+				o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen : o+EthLen]
+			if uint16(d[12])|uint16(d[13])<<8 != t {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			copy(d[HeaderLen:EthLen-2], d[0:macLen])
+			f.Off = uint32(o + HeaderLen)
+			lh = lh - HeaderLen + HeaderLen<<16
+			f.Len, f.Head = uint16(lh), uint16(lh>>16)
+		}
+		if fp == last {
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4 // n, recomputed: one register fewer in the loop
+		}
+		fp = unsafe.Add(fp, 4*frameSize)
+	}
+}
+
 // setTCIRun4 is setTCIRun, four frames per iteration; see above. It returns the index where it
 // stopped and how many untagged frames it passed (as setTCIRun does).
 //
