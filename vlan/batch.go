@@ -49,7 +49,7 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 	}
 	i := 0
 	if parse4 {
-		i = parseRun4(mem, fr, hs)
+		i = parseLead4(mem, fr, hs)
 	}
 	if i == len(fr) {
 		return len(fr)

@@ -186,6 +186,211 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 	}
 }
 
+// parseLead4 runs the first four-frame loop of ParseBatch, chosen by the first frame's tags:
+// parseOneRun4 for an 802.1Q frame, parseTwoRun4 for a QinQ one (standard TPIDs), else parseRun4.
+// It returns the index where the loop stopped.
+func parseLead4(mem []byte, fr []frame.Frame, hs []Header) int {
+	if len(fr) >= 4 && len(mem) >= EthLen+HeaderLen {
+		if o := int64(fr[0].Off); o <= int64(len(mem))-(EthLen+HeaderLen) {
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			t, ti := uint16(d[12])|uint16(d[13])<<8, uint16(d[16])|uint16(d[17])<<8
+			if t == wireQ || t == wireAD {
+				if ti != wireQ && ti != wireAD {
+					return parseOneRun4(mem, fr, hs, t, 0)
+				}
+				return parseTwoRun4(mem, fr, hs, t, ti)
+			}
+		}
+	}
+	return parseRun4(mem, fr, hs)
+}
+
+// parseOneRun4 is parseRun4 for a batch of 802.1Q frames (the first frame has one tag, its TPID
+// t; ti is unused): it parses frames with one tag whose TPID is t and stops at the first frame
+// that needs the general path or does not have that shape (untagged, two tags, the other TPID),
+// returning its index (len(fr) &^ 3 when none). It exists for its layout: such a frame runs
+// through its block with no taken branch (parseRun4 takes one or two per frame to reach and leave
+// its cases), which costs more time here than instructions do. ParseBatch runs it (or
+// parseTwoRun4) first when the first frame is tagged; after the first frame it stops at, the
+// batch goes on with parseRun4 (so a mixed batch pays one stop).
+//
+//go:noinline
+func parseOneRun4(mem []byte, fr []frame.Frame, hs []Header, t, ti uint16) int {
+	n := len(fr) &^ 3
+	hs = hs[:len(fr)]
+	if n == 0 || len(mem) < EthLen+HeaderLen {
+		return 0
+	}
+	lim := int64(len(mem)) - (EthLen + HeaderLen)
+	fb := unsafe.Pointer(unsafe.SliceData(fr))
+	fp, hp := fb, unsafe.Pointer(unsafe.SliceData(hs))
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
+		{
+			const k = 0 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) == wireQ || uint16(x2) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+			hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
+		}
+		{
+			const k = 1 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) == wireQ || uint16(x2) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+			hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
+		}
+		{
+			const k = 2 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) == wireQ || uint16(x2) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+			hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
+		}
+		{
+			const k = 3 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) == wireQ || uint16(x2) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = uint64(wireTagWord(x))
+			hw[2] = bits.ReverseBytes32(x2)>>16 | 1<<16 | EthLen<<24
+		}
+		if fp == last {
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4 // n, recomputed: one register fewer in the loop
+		}
+		fp, hp = unsafe.Add(fp, 4*frameSize), unsafe.Add(hp, 4*headerSize)
+	}
+}
+
+// parseTwoRun4 is parseOneRun4 for a batch of QinQ frames: it parses frames whose outer TPID is
+// t and inner TPID ti (the first frame's) and stops at any other.
+//
+//go:noinline
+func parseTwoRun4(mem []byte, fr []frame.Frame, hs []Header, t, ti uint16) int {
+	n := len(fr) &^ 3
+	hs = hs[:len(fr)]
+	if n == 0 || len(mem) < EthLen+HeaderLen {
+		return 0
+	}
+	lim := int64(len(mem)) - (EthLen + HeaderLen)
+	fb := unsafe.Pointer(unsafe.SliceData(fr))
+	fp, hp := fb, unsafe.Pointer(unsafe.SliceData(hs))
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
+		{
+			const k = 0 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) != ti {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+			hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+		}
+		{
+			const k = 1 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) != ti {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+			hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+		}
+		{
+			const k = 2 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) != ti {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+			hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+		}
+		{
+			const k = 3 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x, x2 := le32(d[12], d[13], d[14], d[15]), le32(d[16], d[17], d[18], d[19])
+			if uint16(x) != t || uint16(x2) != ti {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			hw[0], hw[1] = wireTagWord(x), wireTagWord(x2)
+			hw[2] = uint32(d[20])<<8 | uint32(d[21]) | 2<<16 | (EthLen+HeaderLen)<<24
+		}
+		if fp == last {
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4 // n, recomputed: one register fewer in the loop
+		}
+		fp, hp = unsafe.Add(fp, 4*frameSize), unsafe.Add(hp, 4*headerSize)
+	}
+}
+
 // oobTag4 reports whether any of the four descriptors at fp has an out-of-band tag
 // (frame.FlagVLAN): one test per four frames. Each Flags is read as the 4-byte word it starts
 // (Flags and TPID), so that the compiler folds three of the loads into the ORs; m is flagWord.
@@ -421,6 +626,7 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 // branch (popRun4 takes one per frame to join its two cases), about 10% of the time of a pop on
 // this machine. PopBatch runs it first; after the first frame it stops at, the batch goes on with
 // popRun4 (so a mixed batch pays one stop, not one per untagged frame).
+//
 //go:noinline
 func popTagRun4(mem []byte, fr []frame.Frame) int {
 	n := len(fr) &^ 3
