@@ -187,22 +187,114 @@ func parseRun4(mem []byte, fr []frame.Frame, hs []Header) int {
 }
 
 // parseLead4 runs the first four-frame loop of ParseBatch, chosen by the first frame's tags:
-// parseOneRun4 for an 802.1Q frame, parseTwoRun4 for a QinQ one (standard TPIDs), else parseRun4.
+// parseNoneRun4 for an untagged frame, parseOneRun4 for an 802.1Q one, parseTwoRun4 for a QinQ
+// one (standard TPIDs); parseRun4 when the first frame needs the general path.
 // It returns the index where the loop stopped.
 func parseLead4(mem []byte, fr []frame.Frame, hs []Header) int {
 	if len(fr) >= 4 && len(mem) >= EthLen+HeaderLen {
 		if o := int64(fr[0].Off); o <= int64(len(mem))-(EthLen+HeaderLen) {
 			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
 			t, ti := uint16(d[12])|uint16(d[13])<<8, uint16(d[16])|uint16(d[17])<<8
-			if t == wireQ || t == wireAD {
-				if ti != wireQ && ti != wireAD {
-					return parseOneRun4(mem, fr, hs, t, 0)
-				}
-				return parseTwoRun4(mem, fr, hs, t, ti)
+			if t != wireQ && t != wireAD {
+				return parseNoneRun4(mem, fr, hs, 0, 0)
 			}
+			if ti != wireQ && ti != wireAD {
+				return parseOneRun4(mem, fr, hs, t, 0)
+			}
+			return parseTwoRun4(mem, fr, hs, t, ti)
 		}
 	}
 	return parseRun4(mem, fr, hs)
+}
+
+// parseNoneRun4 is parseOneRun4 for a batch of untagged frames (t and ti unused): it parses
+// frames without a standard TPID and stops at a tagged one.
+//
+//go:noinline
+func parseNoneRun4(mem []byte, fr []frame.Frame, hs []Header, t, ti uint16) int {
+	n := len(fr) &^ 3
+	hs = hs[:len(fr)]
+	if n == 0 || len(mem) < EthLen+HeaderLen {
+		return 0
+	}
+	lim := int64(len(mem)) - (EthLen + HeaderLen)
+	fb := unsafe.Pointer(unsafe.SliceData(fr))
+	fp, hp := fb, unsafe.Pointer(unsafe.SliceData(hs))
+	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
+	for {
+		{
+			const k = 0 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x := le32(d[12], d[13], d[14], d[15])
+			if uint16(x) == wireQ || uint16(x) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = 0
+			hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
+		}
+		{
+			const k = 1 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x := le32(d[12], d[13], d[14], d[15])
+			if uint16(x) == wireQ || uint16(x) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = 0
+			hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
+		}
+		{
+			const k = 2 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x := le32(d[12], d[13], d[14], d[15])
+			if uint16(x) == wireQ || uint16(x) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = 0
+			hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
+		}
+		{
+			const k = 3 * frameSize
+			f := (*frame.Frame)(unsafe.Add(fp, k))
+			h := (*Header)(unsafe.Add(hp, k/frameSize*headerSize))
+			o := int64(f.Off)
+			if f.Len < EthLen+HeaderLen || o > lim {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			d := mem[o : o+EthLen+HeaderLen : o+EthLen+HeaderLen]
+			x := le32(d[12], d[13], d[14], d[15])
+			if uint16(x) == wireQ || uint16(x) == wireAD {
+				return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+			}
+			hw := (*[3]uint32)(unsafe.Pointer(h)) // Outer, Inner, EtherType|N<<16|Len<<24
+			*(*uint64)(unsafe.Pointer(h)) = 0
+			hw[2] = bits.ReverseBytes32(x)>>16 | frame.EtherLen<<24
+		}
+		if fp == last {
+			return int((uintptr(fp)-uintptr(fb))/frameSize) + 4 // n, recomputed: one register fewer in the loop
+		}
+		fp, hp = unsafe.Add(fp, 4*frameSize), unsafe.Add(hp, 4*headerSize)
+	}
 }
 
 // parseOneRun4 is parseRun4 for a batch of 802.1Q frames (the first frame has one tag, its TPID
