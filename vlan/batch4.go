@@ -33,6 +33,14 @@ import (
 //     frame) falls through to the next frame's block, with no jump and no count;
 //   - the loops end on a pointer compare with the last group rather than a group counter.
 //
+// Taken branches cost more time than instructions on this machine (a frame whose block takes a
+// branch to reach or leave its case costs about one cycle more per taken branch; BENCH.md, session
+// 6 round 2). So ParseBatch and PopBatch first run a loop specialised to the shape of the batch's
+// first frame (parseNoneRun4, parseOneRun4, parseTwoRun4; popTagRun4), in which a frame of that
+// shape runs through its block with no taken branch and any other frame stops the loop; after
+// that first stop the batch goes on with the general loops above (parseRun4, popRun4), so a
+// mixed batch pays one stop, not one per frame.
+//
 // The four blocks of an iteration are one text: they differ only in their `const k = N *
 // frameSize` line (TestUnrolledBlocksIdentical checks this on the source). Written out by hand
 // rather than as an inlined function: an inlined call leaves a NOP at its call site, and the
