@@ -203,8 +203,8 @@ func denseEdgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
 
 func edgeBatchesMix(c chooser, dense bool) (*frame.Batch, *frame.Batch, *frame.Batch) {
 	const arena = 2*0x10000 + 4096
-	lens := []uint16{0, 1, 11, 12, 13, 14, 15, 17, 18, 19, 21, 22, 23, 59, 60, 61, 63, 64, 65, 100, 0xffef, 0xfff0, 0xfffb, 0xfffc, 0xffff}
-	heads := []uint16{0, 1, 3, 4, 5, 128, 0xfffa, 0xfffb, 0xfffc, 0xffff}
+	lens := []uint16{0, 1, 11, 12, 13, 14, 15, 17, 18, 19, 21, 22, 23, 59, 60, 61, 63, 64, 65, 100, 0xffef, 0xfff0, 0xfff7, 0xfff8, 0xfffb, 0xfffc, 0xffff}
+	heads := []uint16{0, 1, 3, 4, 5, 7, 8, 128, 0xfff7, 0xfff8, 0xfffa, 0xfffb, 0xfffc, 0xffff}
 	tpids := []uint16{TPID8021Q, TPID8021AD, TPID9100, frame.TypeIPv4, 0x86dd}
 	n := 1 + c.IntN(80)
 	frs := make([]frame.Frame, n)
@@ -222,6 +222,10 @@ func edgeBatchesMix(c chooser, dense bool) (*frame.Batch, *frame.Batch, *frame.B
 		if dense && c.IntN(8) != 0 {
 			f.Len, f.Head, f.Tail = uint16(60+c.IntN(41)), 128, uint16(c.IntN(80))
 			f.Off = 0x10000 + uint32(c.IntN(4096-200))
+			if c.IntN(8) == 0 { // as AF_PACKET reports a tagged frame: the x4 loops' out-of-band groups
+				f.Flags |= frame.FlagVLAN
+				f.TPID, f.TCI = tpids[c.IntN(3)], uint16(c.Uint64())
+			}
 			d := memA[f.Off:]
 			for j, k := 0, c.IntN(3); j < k; j++ {
 				tp := tpids[c.IntN(len(tpids))]
