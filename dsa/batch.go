@@ -3,6 +3,7 @@ package dsa
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -37,6 +38,14 @@ import (
 // loop shares the register allocation of a large function and spills.
 
 var le = binary.LittleEndian
+
+// nativeLE: the machine stores a multi-byte field least significant byte first, so a loop may
+// write several fields of an Info as one little-endian word (TestNativeLE checks it against
+// binary.NativeEndian). Elsewhere the loops write the Info field by field.
+const nativeLE = runtime.GOARCH == "amd64" || runtime.GOARCH == "386" || runtime.GOARCH == "arm64" ||
+	runtime.GOARCH == "arm" || runtime.GOARCH == "riscv64" || runtime.GOARCH == "loong64" ||
+	runtime.GOARCH == "ppc64le" || runtime.GOARCH == "mipsle" || runtime.GOARCH == "mips64le" ||
+	runtime.GOARCH == "wasm"
 
 // errShortResults is the panic of a batch codec given fewer Infos or Reasons than frames: a
 // programming error, not a property of the bytes.
@@ -414,30 +423,52 @@ func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason) {
 }
 
 // dec8021QBatch: TPID at b12-13, TCI at b14-15 with RSV (TCI[11:10]) == 3 and VBID (TCI 9, 5:4)
-// == 0; switch TCI[8:6], port TCI[3:0].
+// == 0; switch TCI[8:6], port TCI[3:0]. On a little-endian machine the Info is three stores: its
+// first 8 bytes from q8021Head (indexed by TCI[8:0]), TCI, Timestamp 0 (the 2 bytes of padding
+// after TCI are left as they were: no field, never compared).
 //
 //go:noinline
 func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid uint16) {
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	want := uint32(bswap16(tpid)) | 0x0c<<16
+	tab := q8021HeadP
+	_ = *tab // one nil check, before the loop
 	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
 		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
 		o, lh := int64(f.Off), lenHead(f)
-		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+		if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 			h := mem[o : o+16 : o+16]
 			if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 				tci := uint16(h[14])<<8 | uint16(h[15])
-				*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+				if nativeLE { // Port, Switch, TagLen, Flags, Code, TPID as one 8-byte store from a table
+					le.PutUint64((*[8]byte)(unsafe.Pointer(in))[:], tab[tci&0x1ff])
+					in.TCI, in.Timestamp = tci, 0
+				} else {
+					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+				}
 				*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 				f.Off += 4
-				setLenHead(f, lh+4<<16-4)
+				addLenHead(f, lh, 4<<16-4)
 				continue
 			}
 		}
 		slow(rb, p)
 	}
 }
+
+// q8021Head is, for the low 9 bits of a tag_8021q TCI, the first 8 bytes of its Info on a
+// little-endian machine: Port (TCI[3:0]), Switch (TCI[8:6]), TagLen 4, Flags, Code and TPID 0.
+var q8021Head = func() (t [512]uint64) {
+	for i := range t {
+		t[i] = uint64(i&0xf) | uint64(i>>6&7)<<16 | 4<<24
+	}
+	return t
+}()
+
+// q8021HeadP is &q8021Head, loaded once before the loop so that the address stays in a register
+// (a LEAQ of the symbol would be rematerialised in every frame).
+var q8021HeadP = &q8021Head
 
 // decAR9331Batch: LE16 before the DA: version[15:14] == 1, FROM_CPU bit 6 clear; port[3:0].
 //
@@ -530,6 +561,25 @@ func lenHead(f *frame.Frame) uint32 { return uint32(f.Len) | uint32(f.Head)<<16 
 func setLenHead(f *frame.Frame, x uint32) {
 	f.Len = uint16(x)
 	f.Head = uint16(x >> 16)
+}
+
+// lenHead4: for lh = lenHead(f), x = uint64(lh) + 4<<16 - (minFrame+4) has bits 15 and 31-63
+// clear exactly when Len is in [minFrame+4, minFrame+4+0x7fff] and Head <= 0x7fff-4: Len - 18 is
+// Len's half of x (no borrow from Head's; a shorter Len borrows and leaves 0xffee-0xffff there,
+// bit 15 set), Head + 4 is the upper half. So one test (x&^0x7fff7fff == 0: TESTQ with a 32-bit
+// immediate) stands for "Len >= minFrame+4 and Head+4 fits in 16 bits", less the frames of 32 KiB
+// or more or with 32 KiB of headroom or more, which take the slow path (decoded the same way, only
+// slower). Len - 4 and Head + 4 then neither borrow nor carry (addLenHead).
+
+// addLenHead is setLenHead(f, lh+d) for lh = lenHead(f), where the caller has checked that the
+// sum neither carries nor borrows between the halves. On a little-endian machine it is one add to
+// memory: Len and Head are adjacent 16-bit fields, Len first, at a 4-byte aligned offset.
+func addLenHead(f *frame.Frame, lh, d uint32) {
+	if nativeLE {
+		*(*uint32)(unsafe.Pointer(&f.Len)) += d
+	} else {
+		setLenHead(f, lh+d)
+	}
 }
 
 // markSlow hands every frame to the per-frame code (a Dest the fast loops do not cover).

@@ -2,8 +2,11 @@ package dsa
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -375,5 +378,83 @@ func TestBatchShortResults(t *testing.T) {
 			}()
 			c.f()
 		}()
+	}
+}
+
+// TestBatchLenHeadLimits: DecodeBatch against Decode on descriptors at the limits the loops test
+// with one compare (lenHead4 in batch.go: Len up to minFrame+4+0x7fff and Head up to 0x7fff-4
+// take the loop, larger ones the slow path) and at the 16-bit limits: Len and Head each at and
+// around 0x8000 and 0xffff, five frames per batch (four through the unrolled loop, one alone).
+// Outcome, Info, descriptor and the whole arena must agree.
+func TestBatchLenHeadLimits(t *testing.T) {
+	heads := []uint16{64, 0x7ffa, 0x7ffb, 0x7ffc, 0x7ffd, 0x7fff, 0x8000, 0xfffb, 0xfffc, 0xffff}
+	lens := []int{64, 0x800f, 0x8010, 0x8011, 0x8012, 0x8013, 0x8016, 0xfffb, 0xffff}
+	type desc struct {
+		head uint16
+		n    int
+	}
+	var ds []desc
+	for _, h := range heads {
+		for _, n := range lens {
+			ds = append(ds, desc{h, n})
+		}
+	}
+	const stride, nb = 0x20000, 5
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, name := range Names() {
+		tg := mustTagger(t, name)
+		for g := 0; g < len(ds); g += nb {
+			a := &frame.Batch{Frames: make([]frame.Frame, nb), Mem: make([]byte, nb*stride)}
+			for i := range nb {
+				d := ds[(g+i)%len(ds)]
+				in := make([]byte, 14+r.IntN(40))
+				for k := range in {
+					in[k] = byte(r.Uint32())
+				}
+				port := r.IntN(max(1, rxWidth[name]))
+				over := len(naiveRx(name, in, 0, port)) - len(in)
+				if d.n-over > len(in) {
+					in = append(in, make([]byte, d.n-over-len(in))...)
+				}
+				p := naiveRx(name, in, 0, port)
+				if len(p) > 0xffff {
+					p = p[:0xffff]
+				}
+				a.Frames[i] = frame.Frame{Off: uint32(i*stride + 0x10000), Head: d.head, Len: uint16(len(p)), Tail: 0x100}
+				copy(a.Mem[a.Frames[i].Off:], p)
+			}
+			b := &frame.Batch{Frames: append([]frame.Frame(nil), a.Frames...), Mem: append([]byte(nil), a.Mem...)}
+			ins, rs := make([]Info, nb), make([]Reason, nb)
+			tg.DecodeBatch(a, ins, rs)
+			for i := range nb {
+				var in Info
+				err := tg.Decode(b, i, &in)
+				if rs[i].Err() != err || (err == nil && ins[i] != in) || a.Frames[i] != b.Frames[i] {
+					t.Fatalf("%s frame %d %+v: DecodeBatch %v %+v %+v, Decode %v %+v %+v",
+						name, i, ds[(g+i)%len(ds)], rs[i], ins[i], a.Frames[i], err, in, b.Frames[i])
+				}
+			}
+			if !bytes.Equal(a.Mem, b.Mem) {
+				t.Fatalf("%s batch %d: the arenas differ", name, g/nb)
+			}
+		}
+	}
+}
+
+// TestNativeLE: nativeLE (a list of GOARCHes) agrees with the machine's byte order, and on a
+// little-endian machine q8021Head holds the first 8 bytes of the Info the loop would otherwise
+// write field by field.
+func TestNativeLE(t *testing.T) {
+	if le := binary.NativeEndian.Uint16([]byte{1, 0}) == 1; le != nativeLE {
+		t.Fatalf("nativeLE = %v on %s, the machine is little-endian: %v", nativeLE, runtime.GOARCH, le)
+	}
+	if !nativeLE {
+		t.Skip("big-endian: the loops write the Info field by field")
+	}
+	for i := range q8021Head {
+		in := Info{Port: uint16(i & 0xf), Switch: uint8(i>>6) & 7, TagLen: 4}
+		if b := (*[16]byte)(unsafe.Pointer(&in)); binary.LittleEndian.Uint64(b[:8]) != q8021Head[i] {
+			t.Fatalf("q8021Head[%#x] = %#x, want % x", i, q8021Head[i], b[:8])
+		}
 	}
 }

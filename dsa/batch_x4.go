@@ -1239,6 +1239,8 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	want := uint32(bswap16(tpid)) | 0x0c<<16
+	tab := q8021HeadP
+	_ = *tab // one nil check, before the loop
 	_ = end
 	x4k := len(fr) / 4
 	if x4r := len(fr) % 4; x4r != 0 {
@@ -1246,14 +1248,19 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 			{
 				f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
 				o, lh := int64(f.Off), lenHead(f)
-				if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+				if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 					h := mem[o : o+16 : o+16]
 					if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 						tci := uint16(h[14])<<8 | uint16(h[15])
-						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+						if nativeLE { // Port, Switch, TagLen, Flags, Code, TPID as one 8-byte store from a table
+							le.PutUint64((*[8]byte)(unsafe.Pointer(in))[:], tab[tci&0x1ff])
+							in.TCI, in.Timestamp = tci, 0
+						} else {
+							*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+						}
 						*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 						f.Off += 4
-						setLenHead(f, lh+4<<16-4)
+						addLenHead(f, lh, 4<<16-4)
 						goto x4one
 					}
 				}
@@ -1276,14 +1283,19 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 		{
 			f, in := (*frame.Frame)(unsafe.Add(fb, 0*frameSize)), (*Info)(unsafe.Add(ib, 0*infoSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+			if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 				h := mem[o : o+16 : o+16]
 				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 					tci := uint16(h[14])<<8 | uint16(h[15])
-					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					if nativeLE { // Port, Switch, TagLen, Flags, Code, TPID as one 8-byte store from a table
+						le.PutUint64((*[8]byte)(unsafe.Pointer(in))[:], tab[tci&0x1ff])
+						in.TCI, in.Timestamp = tci, 0
+					} else {
+						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					}
 					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
+					addLenHead(f, lh, 4<<16-4)
 					goto x4next0
 				}
 			}
@@ -1293,14 +1305,19 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 		{
 			f, in := (*frame.Frame)(unsafe.Add(fb, 1*frameSize)), (*Info)(unsafe.Add(ib, 1*infoSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+			if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 				h := mem[o : o+16 : o+16]
 				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 					tci := uint16(h[14])<<8 | uint16(h[15])
-					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					if nativeLE { // Port, Switch, TagLen, Flags, Code, TPID as one 8-byte store from a table
+						le.PutUint64((*[8]byte)(unsafe.Pointer(in))[:], tab[tci&0x1ff])
+						in.TCI, in.Timestamp = tci, 0
+					} else {
+						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					}
 					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
+					addLenHead(f, lh, 4<<16-4)
 					goto x4next1
 				}
 			}
@@ -1310,14 +1327,19 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 		{
 			f, in := (*frame.Frame)(unsafe.Add(fb, 2*frameSize)), (*Info)(unsafe.Add(ib, 2*infoSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+			if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 				h := mem[o : o+16 : o+16]
 				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 					tci := uint16(h[14])<<8 | uint16(h[15])
-					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					if nativeLE { // Port, Switch, TagLen, Flags, Code, TPID as one 8-byte store from a table
+						le.PutUint64((*[8]byte)(unsafe.Pointer(in))[:], tab[tci&0x1ff])
+						in.TCI, in.Timestamp = tci, 0
+					} else {
+						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					}
 					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
+					addLenHead(f, lh, 4<<16-4)
 					goto x4next2
 				}
 			}
@@ -1327,14 +1349,19 @@ func dec8021QBatchx4(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, tpid
 		{
 			f, in := (*frame.Frame)(unsafe.Add(fb, 3*frameSize)), (*Info)(unsafe.Add(ib, 3*infoSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
+			if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 				h := mem[o : o+16 : o+16]
 				if le.Uint32(h[12:16])&(0x30<<24|0x0e<<16|0xffff) == want {
 					tci := uint16(h[14])<<8 | uint16(h[15])
-					*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					if nativeLE { // Port, Switch, TagLen, Flags, Code, TPID as one 8-byte store from a table
+						le.PutUint64((*[8]byte)(unsafe.Pointer(in))[:], tab[tci&0x1ff])
+						in.TCI, in.Timestamp = tci, 0
+					} else {
+						*in = Info{Port: tci & 0xf, Switch: uint8(tci>>6) & 7, TagLen: 4, TCI: tci}
+					}
 					*(*[12]byte)(h[4:16]) = *(*[12]byte)(h[0:12]) // MACs
 					f.Off += 4
-					setLenHead(f, lh+4<<16-4)
+					addLenHead(f, lh, 4<<16-4)
 					goto x4next3
 				}
 			}
