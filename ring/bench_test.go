@@ -101,31 +101,42 @@ func checkSum(b *testing.B, sum uint64) {
 	}
 }
 
+// consumer is the consumer's side of a ring under test: the copying calls and
+// the zero-copy ones, bound to an SPSC (1 producer) or a FanIn.
+type consumer struct {
+	deq      func([]item) int
+	wait     func(context.Context, []item) (int, error)
+	peekWait func(context.Context, int) ([]item, error)
+	release  func(int)
+}
+
 // ringPair builds an SPSC (1 producer) or a FanIn and returns the producers'
-// rings and the consumer's dequeue calls.
-func ringPair(b *testing.B, producers, capacity int, cfg *ring.Config) (prods []*ring.SPSC[item], deq func([]item) int, wait func(context.Context, []item) (int, error)) {
+// rings and the consumer's calls.
+func ringPair(b *testing.B, producers, capacity int, cfg *ring.Config) ([]*ring.SPSC[item], consumer) {
 	if producers == 1 {
 		r, err := ring.New[item](capacity, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return []*ring.SPSC[item]{r}, r.DequeueBurst, r.DequeueBurstWait
+		return []*ring.SPSC[item]{r}, consumer{r.DequeueBurst, r.DequeueBurstWait, r.PeekWait, r.Release}
 	}
 	f, err := ring.NewFanIn[item](producers, capacity/producers, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
+	var prods []*ring.SPSC[item]
 	for i := range producers {
 		prods = append(prods, f.Producer(i))
 	}
-	return prods, f.DequeueBurst, f.DequeueBurstWait
+	return prods, consumer{f.DequeueBurst, f.DequeueBurstWait, f.PeekWait, f.Release}
 }
 
 // Producer p sends the values p, p+np, p+2np, ... below b.N, so that the
 // consumer's sum is 0+1+...+(b.N-1) whatever the interleaving.
 
 func benchRingBurst(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {
-	prods, _, wait := ringPair(b, producers, capacity, cfg)
+	prods, c := ringPair(b, producers, capacity, cfg)
+	wait := c.wait
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -168,7 +179,8 @@ func benchRingBurst(b *testing.B, producers, capacity int, cfg *ring.Config) uin
 }
 
 func benchRingZC(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {
-	prods, peekWait, release := zcPair(b, producers, capacity, cfg)
+	prods, c := ringPair(b, producers, capacity, cfg)
+	peekWait, release := c.peekWait, c.release
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -210,27 +222,9 @@ func benchRingZC(b *testing.B, producers, capacity int, cfg *ring.Config) uint64
 	return sum
 }
 
-// zcPair is ringPair for the zero-copy consumer calls.
-func zcPair(b *testing.B, producers, capacity int, cfg *ring.Config) (prods []*ring.SPSC[item], peekWait func(context.Context, int) ([]item, error), release func(int)) {
-	if producers == 1 {
-		r, err := ring.New[item](capacity, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return []*ring.SPSC[item]{r}, r.PeekWait, r.Release
-	}
-	f, err := ring.NewFanIn[item](producers, capacity/producers, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range producers {
-		prods = append(prods, f.Producer(i))
-	}
-	return prods, f.PeekWait, f.Release
-}
-
 func benchRingSingle(b *testing.B, producers, capacity int, cfg *ring.Config) uint64 {
-	prods, deq, wait := ringPair(b, producers, capacity, cfg)
+	prods, c := ringPair(b, producers, capacity, cfg)
+	deq, wait := c.deq, c.wait
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	b.ResetTimer()
