@@ -278,9 +278,32 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 	}
 	i := popTagRun4(b.Mem, fr) // every frame it passes is popped
 	if i != len(fr) {
-		return i + popRest(b, i)
+		return i + popMixed(b, i)
 	}
 	return i
+}
+
+// popMixed is PopBatch (standard TPIDs) from frame i on, where popTagRun4 stopped: at a frame
+// without the first frame's TPID, in a group with an out-of-band tag, or at a frame that needs
+// the general path. popRun takes the next (len(fr)-i) % 4 frames and popRun4 the rest (so that it
+// ends at the batch's end), and popRest takes over where either stops early: a mixed batch pays
+// no general-path call for its first untagged frame (before session 6 round 3, popRest ran the
+// general path on it). It returns how many tags it popped.
+//
+//go:noinline
+func popMixed(b *frame.Batch, i int) (popped int) {
+	fr := b.Frames
+	if j := i + (len(fr)-i)&3; j != i {
+		k, u := popRun(b.Mem, fr[i:j])
+		if i, popped = i+k, k-u; i != j {
+			return popped + popRest(b, i)
+		}
+	}
+	k, u := popRun4(b.Mem, fr[i:])
+	if i, popped = i+k, popped+k-u; i != len(fr) {
+		popped += popRest(b, i)
+	}
+	return popped
 }
 
 // popRest is PopBatch (standard TPIDs) from frame i on, where popRun4 stopped; it returns how

@@ -23,14 +23,17 @@ import (
 //     memory operand; with base+index addressing the compiler splits it into a load and a
 //     compare);
 //   - push, pop and SetTCI test the out-of-band flag once for four frames (oobTag4): when any of
-//     the four has one, pushRun4, popRun4 and setTCIRun4 run that group one frame at a time out of
-//     line (oobPush4, oobPop4, oobSetTCI4), an out-of-band frame included (its tag changed in the
-//     descriptor, or put back into the bytes by push), and go on with the next group; they stop
-//     only at a frame that needs the general path for another reason, as the single-frame loops
-//     do. (popTagRun4, PopBatch's first loop, stops at the first of the four: after that one stop
-//     the batch goes on with popRun4.) Before session 6 round 3 the x4 loops stopped at the group
-//     and the rest loop ran the general path on its first frame and the x4 loop again on the next:
-//     up to four general-path frames and x4 calls per out-of-band frame (BENCH.md);
+//     the four has one, pushRun4, popRun4 and setTCIRun4 run that group one frame at a time in a
+//     loop of their own, an out-of-band frame included (done as the per-frame function's general
+//     path does it: SetTCI and Pop change only the descriptor; Push puts the tag back into the
+//     bytes and pushes, both at once), and go on with the next group; they stop only at a frame
+//     that needs the general path for another reason, as the single-frame loops do. popTagRun4
+//     (PopBatch's first loop) stops at the first of the four, and popRun4 goes on from there.
+//     (Before session 6 round 3 the x4 loops stopped at the group and the rest loop ran the
+//     general path on its first frame and the x4 loop again on the next: up to four general-path
+//     frames and x4 calls per out-of-band frame; BENCH.md. A call to a helper for the group, from
+//     the x4 loop, made the loop spill in its prologue; from the rest loop it cost an x4 call per
+//     group: both dropped.)
 //   - Parse, pop and SetTCI test the outer TPID that the batch's first frame carries first
 //     (tpidOrder): a QinQ batch compares with 0x88a8 once, not twice;
 //   - Parse writes a Header with two stores (see Header's layout; three for QinQ) and lays its
@@ -533,9 +536,55 @@ func pushRun4(mem []byte, fr []frame.Frame, w uint32) int {
 	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
 	for {
 		if oobTag4(fp, m) {
-			// One of the four has an out-of-band tag: the four one at a time (oobPush4).
-			if k := oobPush4(mem, fp, w, lim); k != 4 {
-				return int((uintptr(fp)-uintptr(fb))/frameSize) + k
+			// The four one at a time, an out-of-band tag put back into the bytes under the new one.
+			for k := uintptr(0); k < 4*frameSize; k += frameSize {
+				f := (*frame.Frame)(unsafe.Add(fp, k))
+				lh := uint32(f.Len) | uint32(f.Head)<<16
+				if f.Flags&frame.FlagVLAN == 0 {
+					s := int64(f.Off - HeaderLen)
+					if uint16(lh)-macLen > 0xffff-HeaderLen-macLen || lh < HeaderLen<<16 || s > lim {
+						return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+					}
+					d := mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
+					copy(d[0:macLen], d[HeaderLen:macLen+HeaderLen])
+					d[12] = byte(w)
+					d[13] = byte(w >> 8)
+					d[14] = byte(w >> 16)
+					d[15] = byte(w >> 24)
+					f.Off = uint32(s)
+					lh = lh + HeaderLen - HeaderLen<<16
+					f.Len, f.Head = uint16(lh), uint16(lh>>16)
+					continue
+				}
+				// Push's general path: Reinsert (the out-of-band tag, TPID 0 meaning 0x8100,
+				// pushed into the bytes, the flag cleared), then the push of w on top. Both
+				// succeed iff 12 <= Len <= 0xffff-8 and Head >= 8: then the 12 MAC bytes move 8 to
+				// the front, w and the out-of-band tag follow. Otherwise the loop stops there and
+				// the general path takes the frame (and its error).
+				s := int64(f.Off - 2*HeaderLen) // wraps past lim when Off < 8
+				if uint16(lh)-macLen > 0xffff-2*HeaderLen-macLen || lh < 2*HeaderLen<<16 || s > lim-HeaderLen {
+					return int((uintptr(fp) - uintptr(fb) + k) / frameSize)
+				}
+				tp := f.TPID
+				if tp == 0 {
+					tp = TPID8021Q
+				}
+				x := tagWord(Tag{tp, TCI(f.TCI)})
+				d := mem[s : s+macLen+2*HeaderLen : s+macLen+2*HeaderLen]
+				copy(d[0:macLen], d[2*HeaderLen:macLen+2*HeaderLen])
+				d[12] = byte(w)
+				d[13] = byte(w >> 8)
+				d[14] = byte(w >> 16)
+				d[15] = byte(w >> 24)
+				d[16] = byte(x)
+				d[17] = byte(x >> 8)
+				d[18] = byte(x >> 16)
+				d[19] = byte(x >> 24)
+				f.Off = uint32(s)
+				lh = lh + 2*HeaderLen - 2*HeaderLen<<16
+				f.Len, f.Head = uint16(lh), uint16(lh>>16)
+				f.Flags &^= frame.FlagVLAN
+				f.TPID, f.TCI = 0, 0
 			}
 			if fp == last {
 				return int((uintptr(fp)-uintptr(fb))/frameSize) + 4
@@ -648,10 +697,29 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
 	for {
 		if oobTag4(fp, m) {
-			// One of the four has an out-of-band tag: the four one at a time (oobPop4).
-			k, u := oobPop4(mem, fp, lim, t1, t2)
-			if untagged += u; k != 4 {
-				return int((uintptr(fp)-uintptr(fb))/frameSize) + k, untagged
+			// The four one at a time, an out-of-band tag popped from its descriptor.
+			for k := uintptr(0); k < 4*frameSize; k += frameSize {
+				f := (*frame.Frame)(unsafe.Add(fp, k))
+				if f.Flags&frame.FlagVLAN != 0 {
+					f.Flags &^= frame.FlagVLAN
+					f.TPID, f.TCI = 0, 0
+					continue
+				}
+				o := int64(f.Off)
+				lh := uint32(f.Len) | uint32(f.Head)<<16
+				if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
+					o > lim {
+					return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				}
+				d := mem[o : o+EthLen : o+EthLen]
+				if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+					untagged++
+				} else {
+					copy(d[HeaderLen:EthLen-2], d[0:macLen])
+					f.Off = uint32(o + HeaderLen)
+					lh = lh - HeaderLen + HeaderLen<<16
+					f.Len, f.Head = uint16(lh), uint16(lh>>16)
+				}
 			}
 			if fp == last {
 				return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, untagged
@@ -872,10 +940,24 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 	last := unsafe.Add(fb, uintptr(n-4)*frameSize) // the last group's first descriptor
 	for {
 		if oobTag4(fp, m) {
-			// One of the four has an out-of-band tag: the four one at a time (oobSetTCI4).
-			k, u := oobSetTCI4(mem, fp, w, lim, t1, t2)
-			if untagged += u; k != 4 {
-				return int((uintptr(fp)-uintptr(fb))/frameSize) + k, untagged
+			// The four one at a time, an out-of-band tag's TCI written in its descriptor.
+			for k := uintptr(0); k < 4*frameSize; k += frameSize {
+				f := (*frame.Frame)(unsafe.Add(fp, k))
+				if f.Flags&frame.FlagVLAN != 0 {
+					f.TCI = bits.ReverseBytes16(w)
+					continue
+				}
+				o := int64(f.Off)
+				if f.Len < EthLen || o > lim {
+					return int((uintptr(fp) - uintptr(fb) + k) / frameSize), untagged
+				}
+				d := mem[o : o+EthLen : o+EthLen]
+				if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
+					untagged++
+				} else {
+					d[14] = byte(w)
+					d[15] = byte(w >> 8)
+				}
 			}
 			if fp == last {
 				return int((uintptr(fp)-uintptr(fb))/frameSize) + 4, untagged
@@ -948,126 +1030,4 @@ func setTCIRun4(mem []byte, fr []frame.Frame, w uint16) (int, int) {
 		}
 		fp = unsafe.Add(fp, 4*frameSize)
 	}
-}
-
-// The x4 loops of push, pop and SetTCI (not popTagRun4) call these for a group of four frames in
-// which oobTag4 found an out-of-band tag. Each runs the four frames one at a time: a frame without
-// one as the x4 loop's block does, one with one as the per-frame function's general path does
-// (SetTCI and Pop only change the descriptor; Push puts the tag back into the bytes and pushes,
-// both at once), so that such a frame never leaves the fast code. Each returns how many of the
-// four it did (4, or the index in the group of the first frame that needs the general path) and,
-// for pop and SetTCI, how many untagged frames it passed. Out of line: the x4 loops' common case
-// keeps its registers.
-
-// oobPush4 is pushRun4's group of four at fp with an out-of-band tag (lim as in pushRun4).
-//
-//go:noinline
-func oobPush4(mem []byte, fp unsafe.Pointer, w uint32, lim int64) int {
-	for k := 0; k < 4; k++ {
-		f := (*frame.Frame)(unsafe.Add(fp, uintptr(k)*frameSize))
-		lh := uint32(f.Len) | uint32(f.Head)<<16
-		if f.Flags&frame.FlagVLAN == 0 {
-			s := int64(f.Off - HeaderLen)
-			if uint16(lh)-macLen > 0xffff-HeaderLen-macLen || lh < HeaderLen<<16 || s > lim {
-				return k
-			}
-			d := mem[s : s+macLen+HeaderLen : s+macLen+HeaderLen]
-			copy(d[0:macLen], d[HeaderLen:macLen+HeaderLen])
-			d[12] = byte(w)
-			d[13] = byte(w >> 8)
-			d[14] = byte(w >> 16)
-			d[15] = byte(w >> 24)
-			f.Off = uint32(s)
-			lh = lh + HeaderLen - HeaderLen<<16
-			f.Len, f.Head = uint16(lh), uint16(lh>>16)
-			continue
-		}
-		// Push's general path: Reinsert (the out-of-band tag, TPID 0 meaning 0x8100, pushed into
-		// the bytes, the flag cleared), then the push of w on top. Both succeed iff 12 <= Len <=
-		// 0xffff-8 and Head >= 8; then the 12 MAC bytes move 8 to the front, w and the
-		// out-of-band tag follow. Otherwise the general path takes the frame (and its error).
-		s := int64(f.Off - 2*HeaderLen) // wraps past lim when Off < 8
-		if uint16(lh)-macLen > 0xffff-2*HeaderLen-macLen || lh < 2*HeaderLen<<16 || s > lim-HeaderLen {
-			return k
-		}
-		tp := f.TPID
-		if tp == 0 {
-			tp = TPID8021Q
-		}
-		x := tagWord(Tag{tp, TCI(f.TCI)})
-		d := mem[s : s+macLen+2*HeaderLen : s+macLen+2*HeaderLen]
-		copy(d[0:macLen], d[2*HeaderLen:macLen+2*HeaderLen])
-		d[12] = byte(w)
-		d[13] = byte(w >> 8)
-		d[14] = byte(w >> 16)
-		d[15] = byte(w >> 24)
-		d[16] = byte(x)
-		d[17] = byte(x >> 8)
-		d[18] = byte(x >> 16)
-		d[19] = byte(x >> 24)
-		f.Off = uint32(s)
-		lh = lh + 2*HeaderLen - 2*HeaderLen<<16
-		f.Len, f.Head = uint16(lh), uint16(lh>>16)
-		f.Flags &^= frame.FlagVLAN
-		f.TPID, f.TCI = 0, 0
-	}
-	return 4
-}
-
-// oobPop4 is popRun4's group of four at fp with an out-of-band tag (lim, t1, t2 as in popRun4).
-//
-//go:noinline
-func oobPop4(mem []byte, fp unsafe.Pointer, lim int64, t1, t2 uint16) (int, int) {
-	untagged := 0
-	for k := 0; k < 4; k++ {
-		f := (*frame.Frame)(unsafe.Add(fp, uintptr(k)*frameSize))
-		if f.Flags&frame.FlagVLAN != 0 { // Pop's general path: the tag is the descriptor's
-			f.Flags &^= frame.FlagVLAN
-			f.TPID, f.TCI = 0, 0
-			continue
-		}
-		o := int64(f.Off)
-		lh := uint32(f.Len) | uint32(f.Head)<<16
-		if uint16(lh) < frame.MinEthernetLen+HeaderLen || lh > (0xffff-HeaderLen)<<16|0xffff ||
-			o > lim {
-			return k, untagged
-		}
-		d := mem[o : o+EthLen : o+EthLen]
-		if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
-			untagged++
-		} else {
-			copy(d[HeaderLen:EthLen-2], d[0:macLen])
-			f.Off = uint32(o + HeaderLen)
-			lh = lh - HeaderLen + HeaderLen<<16
-			f.Len, f.Head = uint16(lh), uint16(lh>>16)
-		}
-	}
-	return 4, untagged
-}
-
-// oobSetTCI4 is setTCIRun4's group of four at fp with an out-of-band tag (w, lim, t1, t2 as in
-// setTCIRun4).
-//
-//go:noinline
-func oobSetTCI4(mem []byte, fp unsafe.Pointer, w uint16, lim int64, t1, t2 uint16) (int, int) {
-	untagged := 0
-	for k := 0; k < 4; k++ {
-		f := (*frame.Frame)(unsafe.Add(fp, uintptr(k)*frameSize))
-		if f.Flags&frame.FlagVLAN != 0 { // SetTCI's general path: the tag is the descriptor's
-			f.TCI = bits.ReverseBytes16(w)
-			continue
-		}
-		o := int64(f.Off)
-		if f.Len < EthLen || o > lim {
-			return k, untagged
-		}
-		d := mem[o : o+EthLen : o+EthLen]
-		if t := uint16(d[12]) | uint16(d[13])<<8; t != t1 && t != t2 {
-			untagged++
-		} else {
-			d[14] = byte(w)
-			d[15] = byte(w >> 8)
-		}
-	}
-	return 4, untagged
 }
