@@ -57,7 +57,7 @@ func (p *Parser) ParseBatch(b *frame.Batch, hs []Header) int {
 	return len(fr) - parseRest(mem, fr, hs, i)
 }
 
-// parseRest is ParseBatch (standard TPIDs) from frame i on, where parseRun4 stopped: at a frame
+// parseRest is ParseBatch (standard TPIDs) from frame i on, where the lead loop (parseLead4) stopped: at a frame
 // that needs the general path, or at the last len(fr) % 4 frames (parseRun takes those, and
 // stops at once on a frame that needs the general path). After a frame on the general path the
 // four-frame loop resumes. It returns how many frames did not parse. Out of line, so that
@@ -306,7 +306,7 @@ func popMixed(b *frame.Batch, i int) (popped int) {
 	return popped
 }
 
-// popRest is PopBatch (standard TPIDs) from frame i on, where popRun4 stopped; it returns how
+// popRest is PopBatch (standard TPIDs) from frame i on, where the four-frame loop (popTagRun4, popRun4) stopped; it returns how
 // many tags it popped (see parseRest).
 //
 //go:noinline

@@ -12,7 +12,7 @@ import (
 // four frames per iteration: the same tests and the same stores, frame by frame in order, so
 // that the loop's own increment, compare and jump are paid once per four frames. Each one covers
 // the first len(fr) &^ 3 frames and returns the index of the first frame that needs the general
-// path, or len(fr) &^ 3 (pop and SetTCI also return how many frames they changed). The drivers in
+// path, or len(fr) &^ 3 (pop and SetTCI also return how many untagged frames they passed). The drivers in
 // batch.go call one of them for the whole batch; only when it stops early does the out-of-line
 // rest loop run (parseRest etc.): the general path for the frame it stopped at, then the x4 loop
 // again on the frames after it, and the single-frame loop for the last len(fr) % 4 frames.
@@ -62,9 +62,12 @@ import (
 // stores; -tags vlan_portable and the other machines run the single-frame loop). oobTag4 reads
 // the machine's own layout (flagWord) and is right on any machine.
 
-// The Header layout parseRun4's stores rely on (see Header): 12 bytes, EtherType, N, Len at 8, 10, 11.
+// The Header layout parseRun4's stores rely on (see Header): 12 bytes, EtherType, N, Len at 8, 10, 11,
+// and 4-byte alignment (Parse's per-frame fast path stores Outer and Inner as 4-byte words on every
+// little-endian machine, strict-alignment ones included).
 var (
 	_ [12]struct{}                = [headerSize]struct{}{}
+	_ [4]struct{}                 = [unsafe.Alignof(Header{})]struct{}{}
 	_ [8 + 10<<4 + 11<<8]struct{} = [unsafe.Offsetof(Header{}.EtherType) + unsafe.Offsetof(Header{}.N)<<4 +
 		unsafe.Offsetof(Header{}.Len)<<8]struct{}{}
 )

@@ -147,7 +147,7 @@ func TestBatchEqualsPerFrame(t *testing.T) {
 func junkHeaders(n int) []Header {
 	hs := make([]Header, n)
 	for i := range hs {
-		hs[i] = Header{Tag{0xdead, 0xbeef}, Tag{0xfeed, 0xf00d}, 0x1111, 7, 9}
+		hs[i] = Header{Outer: Tag{0xdead, 0xbeef}, Inner: Tag{0xfeed, 0xf00d}, EtherType: 0x1111, N: 7, Len: 9}
 	}
 	return hs
 }
