@@ -2,6 +2,7 @@ package vlan
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -112,16 +113,10 @@ func hoCheck(t *testing.T, p *Parser, hb *hoHeaders, shapes []int) {
 	if oka != okb {
 		t.Fatalf("%v: Parse took %d frames, ParseBatch %d", shapes, oka, okb)
 	}
+	name := fmt.Sprint(shapes)
 	same := func(op string) {
 		t.Helper()
-		for i := range a.Frames {
-			if a.Frames[i] != b.Frames[i] {
-				t.Fatalf("%v %s: frame %d %+v, batch form %+v", shapes, op, i, a.Frames[i], b.Frames[i])
-			}
-		}
-		if !bytes.Equal(a.Mem, b.Mem) {
-			t.Fatalf("%v %s: arenas differ", shapes, op)
-		}
+		sameArena(t, name+" "+op, a, b)
 		if ext := b.Frames[n : n+2]; ext[0] != (frame.Frame{Off: 0xdeadbeef, Len: 0x5555}) || ext[1] != (frame.Frame{Off: 1, Len: 3}) {
 			t.Fatalf("%v %s: descriptor past the batch written", shapes, op)
 		}

@@ -24,14 +24,7 @@ func checkFast(t *testing.T, what string, src func() chooser) {
 	t.Helper()
 	same := func(op string, x, y *frame.Batch) {
 		t.Helper()
-		for i := range x.Frames {
-			if x.Frames[i] != y.Frames[i] {
-				t.Fatalf("%s %s: frame %d\n %+v\n %+v", what, op, i, x.Frames[i], y.Frames[i])
-			}
-		}
-		if !bytes.Equal(x.Mem, y.Mem) {
-			t.Fatalf("%s %s: arenas differ", what, op)
-		}
+		sameArena(t, what+" "+op, x, y)
 	}
 	// window returns the bytes a fast function may touch for frame f (from 4 bytes before Off to
 	// 22 after), clipped to the arena, as a copy.
@@ -209,4 +202,18 @@ func goCommand(t *testing.T, args ...string) []byte {
 		t.Fatalf("go %v: %v\n%s", args, err, out)
 	}
 	return out
+}
+
+// sameArena fails t unless x and y have the same descriptors and byte-identical arenas (two copies
+// of one batch, one run through a fast path and one through the reference).
+func sameArena(t *testing.T, what string, x, y *frame.Batch) {
+	t.Helper()
+	for i := range x.Frames {
+		if x.Frames[i] != y.Frames[i] {
+			t.Fatalf("%s: frame %d\n %+v\n %+v", what, i, x.Frames[i], y.Frames[i])
+		}
+	}
+	if !bytes.Equal(x.Mem, y.Mem) {
+		t.Fatalf("%s: arenas differ", what)
+	}
 }
