@@ -26,7 +26,7 @@ import (
 // formats.go with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).
 //
 // The loops run four frames per iteration through their unrolled copies in batch_x4.go, generated
-// from the loops here by internal/unroll (go generate ./dsa): each copy runs the last len % 4
+// from the loops here by internal/unroll (go generate ./dsa): each copy runs the first len % 4
 // frames through the same body itself, so the one-frame loops below are the source of the
 // generated code, not called by the dispatch.
 //

@@ -65,6 +65,13 @@ func (f *Frame) ClearMeta() {
 
 // The metadata block must be exactly the second half of the 32-byte descriptor for ClearMeta.
 var _ [16]struct{} = [unsafe.Offsetof(Frame{}.Flags)]struct{}{}
+
+// vlan's and dsa's fast paths move a frame's start (Len and Head at once) with one 32-bit add on
+// little-endian machines: Len must be right before Head, at a 4-byte aligned offset.
+var (
+	_ [unsafe.Offsetof(Frame{}.Len) + 2]struct{} = [unsafe.Offsetof(Frame{}.Head)]struct{}{}
+	_ [0]struct{}                                = [unsafe.Offsetof(Frame{}.Len) % 4]struct{}{}
+)
 var _ [32]struct{} = [unsafe.Sizeof(Frame{})]struct{}{}
 
 // Data returns the frame's bytes within arena. The slice's capacity ends at the frame's end.
