@@ -180,28 +180,22 @@ func PushBatch(b *frame.Batch, t Tag) (dropped int) {
 	return 0
 }
 
-// pushRest is PushBatch from frame i on, where pushRun4 stopped (see parseRest).
+// pushRest is PushBatch from frame i on, where pushRun4 or pushRun stopped.
 //
 //go:noinline
 func pushRest(b *frame.Batch, i int, t Tag, w uint32) int {
 	fr := b.Frames
+	// pushRun4 stops only at a frame Push fails on (it does out-of-band groups itself), so there
+	// is no four-frame loop to resume: the single-frame loop takes the rest (the frames after a
+	// failed Push are pushCompact's).
 	for {
-		if len(fr)-i < 4 {
-			for {
-				if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
-					return 0
-				}
-				if Push(b, i, t) != nil {
-					return pushCompact(b, i, t)
-				}
-				i++
-			}
+		if i += pushRun(b.Mem, fr[i:], w); i >= len(fr) {
+			return 0
 		}
 		if Push(b, i, t) != nil {
 			return pushCompact(b, i, t)
 		}
 		i++
-		i += pushRun4(b.Mem, fr[i:], w)
 	}
 }
 
@@ -306,8 +300,8 @@ func popMixed(b *frame.Batch, i int) (popped int) {
 	return popped
 }
 
-// popRest is PopBatch (standard TPIDs) from frame i on, where the four-frame loop (popTagRun4, popRun4) stopped; it returns how
-// many tags it popped (see parseRest).
+// popRest is PopBatch (standard TPIDs) from frame i on, where popMixed's popRun or popRun4
+// stopped; it returns how many tags it popped (see parseRest).
 //
 //go:noinline
 func popRest(b *frame.Batch, i int) (popped int) {

@@ -14,8 +14,9 @@ import (
 // the first len(fr) &^ 3 frames and returns the index of the first frame that needs the general
 // path, or len(fr) &^ 3 (pop and SetTCI also return how many untagged frames they passed). The drivers in
 // batch.go call one of them for the whole batch; only when it stops early does the out-of-line
-// rest loop run (parseRest etc.): the general path for the frame it stopped at, then the x4 loop
-// again on the frames after it, and the single-frame loop for the last len(fr) % 4 frames.
+// rest run (parseRest, pushRest, popMixed and popRest, setTCIRest): the general path for the frame
+// it stopped at, then the x4 loop again on the frames after it (push: the single-frame loop), and
+// the single-frame loop for the last len(fr) % 4 frames.
 //
 // Differences from the single-frame loops, none of which changes a result:
 //   - the descriptors (and Parse's headers) are walked by a pointer that moves 128 bytes per
@@ -818,8 +819,8 @@ func popRun4(mem []byte, fr []frame.Frame) (int, int) {
 // that does not carry that TPID (untagged, the other TPID), and returns its index (len(fr) &^ 3
 // when none). It exists for its layout: a frame with the TPID runs through its block with no taken
 // branch (popRun4 takes one per frame to join its two cases), about 10% of the time of a pop on
-// this machine. PopBatch runs it first; after the first frame it stops at, the batch goes on with
-// popRun4 (so a mixed batch pays one stop, not one per untagged frame).
+// this machine. PopBatch runs it first; from the frame it stops at, popMixed goes on with popRun
+// and popRun4 (so a mixed batch pays one stop, not one per untagged frame).
 //
 //go:noinline
 func popTagRun4(mem []byte, fr []frame.Frame) int {

@@ -9,8 +9,8 @@ import (
 )
 
 // The density benchmarks run the batch forms over 64-frame batches in which a share of the frames
-// differs from the rest, at random positions (a fixed seed; frame 0 always has the batch's main
-// shape, so that the batch forms' first loop is the one chosen for that shape):
+// differs from the rest, at random positions (a fixed seed; below share 8/8, frame 0 has the
+// batch's main shape, so that the batch forms' first loop is the one chosen for that shape):
 //
 //   - BenchmarkBatchOOB: frames with an out-of-band tag (frame.FlagVLAN, TPID 0x8100, the bytes
 //     untagged: what AF_PACKET reports unless ReinsertVLAN) among 802.1Q-tagged ones, for SetTCI,
