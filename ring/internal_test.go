@@ -121,6 +121,9 @@ func TestSlotsCleared(t *testing.T) {
 			if !queued && r.buf[s] != nil {
 				t.Fatalf("%s: slot %d (head %d tail %d) still holds a pointer", what, s, h, tl)
 			}
+			if queued && r.buf[s] == nil {
+				t.Fatalf("%s: slot %d (head %d tail %d) is queued but cleared", what, s, h, tl)
+			}
 		}
 	}
 	r.EnqueueBurst(items[:5])

@@ -67,7 +67,7 @@ func (r *SPSC[T]) reserve(n int) (s []T, short bool) {
 // publishes the next ones. k must not exceed the slots reserved and not yet
 // committed, and the reservation must be the current one (no enqueue call
 // since Reserve): anything else is a bug in the caller and panics. Commit(0)
-// does nothing. Producer only.
+// publishes nothing (it may wake a parked consumer for nothing). Producer only.
 func (r *SPSC[T]) Commit(k int) {
 	tail := r.p.tail.Load()
 	n := uint64(k)
@@ -96,7 +96,8 @@ func (r *SPSC[T]) commitMisuse(k int) {
 // before the call or while it waited) or ctx.Err(). It waits as
 // EnqueueBurstWait does: Config.Spin polls, then the producer parks until the
 // consumer has freed min(n, Cap/2) slots. n <= 0 returns an empty slice at
-// once. Producer only; the contract of Reserve applies.
+// once (ErrClosed on a closed ring, as EnqueueBurstWait). Producer only; the
+// contract of Reserve applies.
 func (r *SPSC[T]) ReserveWait(ctx context.Context, n int) ([]T, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
@@ -112,10 +113,7 @@ func (r *SPSC[T]) ReserveWait(ctx context.Context, n int) ([]T, error) {
 
 //go:noinline
 func (r *SPSC[T]) reserveWaitSlow(ctx context.Context, n int) ([]T, error) {
-	s, short := r.reserve(n)
-	if short {
-		r.p.full.Add(1)
-	}
+	s := r.reserveSlow(n)
 	for len(s) == 0 && n > 0 {
 		if err := r.waitRoom(ctx, uint64(n)); err != nil {
 			return nil, err
@@ -160,8 +158,8 @@ func (r *SPSC[T]) waitRoom(ctx context.Context, want uint64) error {
 // Release takes them. Peek counts Empty when it finds nothing (as
 // DequeueBurst does). Consumer only.
 //
-// Contract: the slice is valid until Release or the consumer's next call on
-// the ring; it may be read (and its items modified in place) by the consumer
+// Contract: the slice is valid until Release (after Release(k), s[k:] stays
+// valid) or the consumer's next call on the ring; it may be read (and its items modified in place) by the consumer
 // only. After Release the producer may overwrite the released slots at any
 // time, so the caller must copy out anything it keeps. Another Peek replaces
 // the previous one; a dequeue call that takes items cancels it, and a later
@@ -205,8 +203,8 @@ func (r *SPSC[T]) peek(n int) []T {
 // DequeueBurst does. The items after k stay queued and peeked: a further
 // Release takes the next ones. k must not exceed the items peeked and not
 // yet released, and the Peek must be the current one (no dequeue call
-// since): anything else is a bug in the caller and panics. Release(0) does
-// nothing. Consumer only.
+// since): anything else is a bug in the caller and panics. Release(0) frees
+// nothing (it may wake a parked producer for nothing). Consumer only.
 func (r *SPSC[T]) Release(k int) {
 	head := r.c.head.Load()
 	n := uint64(k)
