@@ -82,6 +82,12 @@ func (p *Pool) Mem() []byte { return p.mem }
 // Buffers is the pool's total number of buffers.
 func (p *Pool) Buffers() int { return len(p.mem) / int(p.bufSize) }
 
+// BufSize is the size of one buffer, headroom included.
+func (p *Pool) BufSize() int { return int(p.bufSize) }
+
+// Headroom is the headroom of a fresh frame.
+func (p *Pool) Headroom() int { return int(p.headroom) }
+
 // InUse is the number of buffers handed out and not yet released.
 func (p *Pool) InUse() int { return int(p.inUse.Load()) }
 

@@ -366,6 +366,9 @@ func (d *Demux) DropStats() Drops {
 	return s
 }
 
+// Ports is the number of physical ports the demux was made for.
+func (d *Demux) Ports() int { return len(d.ports) }
+
 // Interfaces lists the IDs added, ascending.
 func (d *Demux) Interfaces() []uint16 {
 	var ids []uint16

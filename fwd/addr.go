@@ -1,0 +1,165 @@
+package fwd
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Address classes by first octet (RFC 1812 §5.3.7, RFC 5735).
+const (
+	classNormal    = 0
+	classZero      = 1 << iota // 0/8
+	classLoopback              // 127/8
+	classMulticast             // 224/4
+	classReserved              // 240/4, 255.255.255.255 included
+)
+
+// dstClass and srcClass map an address's first octet to its class: 0 for the ordinary unicast
+// space, so that one OR of two table loads tells whether either address needs a closer look.
+var dstClass, srcClass [256]uint8
+
+func init() {
+	for o := range 256 {
+		dstClass[o] = addrClass(uint32(o) << 24)
+		srcClass[o] = dstClass[o]
+	}
+}
+
+func addrClass(a uint32) uint8 {
+	switch o := a >> 24; {
+	case o == 0:
+		return classZero
+	case o == 127:
+		return classLoopback
+	case o >= 240:
+		return classReserved
+	case o >= 224:
+		return classMulticast
+	}
+	return classNormal
+}
+
+const limitedBroadcast = 0xffffffff
+
+// Kinds of the router's own addresses.
+const (
+	kindOwn       = 1 // an address of the router
+	kindBroadcast = 2 // a connected subnet's broadcast address
+)
+
+type addrEntry struct {
+	addr  uint32
+	kind  uint8
+	iface uint16 // the interface it belongs to
+}
+
+// addrSet is an open-addressing hash set of the router's addresses, sized so that a random
+// destination almost always lands on an empty slot: the forwarding path pays one multiply, one load
+// and one compare per frame to know that a packet is not for the router. Slot key 0 is empty
+// (0.0.0.0 is never an entry: it is a martian).
+type addrSet struct {
+	keys  []uint32
+	vals  []addrEntry
+	shift uint8
+}
+
+func newAddrSet(es []addrEntry) (addrSet, error) {
+	n := 64
+	for n < 16*len(es) {
+		n *= 2
+	}
+	if n > 1<<20 {
+		return addrSet{}, fmt.Errorf("%d local addresses: too many", len(es))
+	}
+	s := addrSet{keys: make([]uint32, n), vals: make([]addrEntry, n)}
+	for 1<<(32-s.shift) > n {
+		s.shift++
+	}
+	for _, e := range es {
+		i := s.slot(e.addr)
+		for s.keys[i] != 0 && s.keys[i] != e.addr {
+			i = (i + 1) & uint32(n-1)
+		}
+		if s.keys[i] == e.addr {
+			old := s.vals[i]
+			switch {
+			case old.kind == kindOwn && e.kind == kindOwn && old.iface != e.iface:
+				// The same address on two interfaces: local either way; the first one stays.
+			case old.kind != e.kind:
+				return addrSet{}, fmt.Errorf("%v is both an address and a subnet broadcast address", ip4(e.addr))
+			}
+			continue
+		}
+		s.keys[i], s.vals[i] = e.addr, e
+	}
+	return s, nil
+}
+
+func (s *addrSet) slot(a uint32) uint32 { return (a * 0x9e3779b1) >> s.shift }
+
+// maybe reports whether a's first slot is taken: false means a is surely not in the set.
+func (s *addrSet) maybe(a uint32) bool { return s.keys[s.slot(a)&uint32(len(s.keys)-1)] != 0 }
+
+// find returns a's entry.
+func (s *addrSet) find(a uint32) (addrEntry, bool) {
+	m := uint32(len(s.keys) - 1)
+	for i := s.slot(a) & m; s.keys[i] != 0; i = (i + 1) & m {
+		if s.keys[i] == a {
+			return s.vals[i], true
+		}
+	}
+	return addrEntry{}, false
+}
+
+type ip4 uint32
+
+func (a ip4) String() string {
+	return fmt.Sprintf("%d.%d.%d.%d", byte(a>>24), byte(a>>16), byte(a>>8), byte(a))
+}
+
+// limiter is a token bucket shared by the router's workers, touched only when an ICMP error is to
+// be sent. Tokens are counted in nanoseconds of credit: each message costs 1e9/rate.
+type limiter struct {
+	off        bool
+	cost, cap  int64
+	now        func() int64
+	credit     atomic.Int64 // the credit's time origin: credit = now - origin, capped at cap
+	suppressed atomic.Uint64
+}
+
+func (l *limiter) init(rate, burst int, now func() int64) {
+	if rate < 0 {
+		l.off = true
+		return
+	}
+	l.cost = int64(1e9) / int64(rate)
+	if l.cost == 0 {
+		l.cost = 1
+	}
+	l.cap = l.cost * int64(burst)
+	l.now = now
+	l.credit.Store(now() - l.cap) // a full bucket
+}
+
+// allow takes one token.
+func (l *limiter) allow() bool {
+	if l.off {
+		l.suppressed.Add(1)
+		return false
+	}
+	t := l.now()
+	for {
+		o := l.credit.Load()
+		origin := o
+		if t-origin > l.cap {
+			origin = t - l.cap
+		}
+		if t-origin < l.cost {
+			l.suppressed.Add(1)
+			return false
+		}
+		if l.credit.CompareAndSwap(o, origin+l.cost) {
+			return true
+		}
+	}
+}
