@@ -240,8 +240,7 @@ func TestNextHopsConcurrent(t *testing.T) {
 	var h NextHops
 	mk := func(c uint16) NextHop {
 		b := byte(c)
-		return NextHop{Ifindex: c, SrcMAC: [6]byte{b, b, b, b, b, b}, DstMAC: [6]byte{b, 1, b, 1, b, 1},
-			VLANTPID: 0x8100, VLANTCI: c & 0xFFF, DSAPort: int16(c % 7), Flags: NextHopFlags(c % 3)}
+		return NextHop{Ifindex: c, DstMAC: [6]byte{b, 1, b, 1, b, 1}, Flags: NextHopFlags(c % 3)}
 	}
 	for i := range uint32(64) {
 		if err := h.Set(i, mk(uint16(i))); err != nil {

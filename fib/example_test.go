@@ -55,13 +55,13 @@ func ExampleParseIPRoute() {
 
 func ExampleNextHops() {
 	var hops fib.NextHops
-	hops.Set(1, fib.NextHop{Ifindex: 2, DstMAC: [6]byte{2, 0, 0, 0, 0, 1}, VLANTPID: 0x8100, VLANTCI: 10, DSAPort: -1})
+	hops.Set(1, fib.NextHop{Ifindex: 2, DstMAC: [6]byte{2, 0, 0, 0, 0, 1}})
 
 	// A forwarding worker takes one view per batch and reads entries from it without locks or refcounts.
 	v := hops.View()
 	if e, ok := v.Get(1); ok {
-		fmt.Printf("if %d vlan %d dst %x\n", e.Ifindex, e.VLANTCI&0xFFF, e.DstMAC)
+		fmt.Printf("if %d dst %x\n", e.Ifindex, e.DstMAC)
 	}
 	// Output:
-	// if 2 vlan 10 dst 020000000001
+	// if 2 dst 020000000001
 }

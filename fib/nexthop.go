@@ -5,16 +5,14 @@ import (
 	"sync/atomic"
 )
 
-// NextHop is what the forwarding path needs to send a frame to one next hop: the egress interface, the
-// Ethernet addresses to write, and the egress tags to push. It is a small value type without pointers.
+// NextHop is what the forwarding path needs to send a frame to one next hop: the egress interface and
+// the neighbour's Ethernet address. Everything else of the egress L2 header (the source address, VLAN
+// tags, a switch port) belongs to the egress interface, which the forwarder knows by Ifindex. It is a
+// small value type without pointers.
 type NextHop struct {
-	Ifindex  uint16  // egress interface index (the forwarder's own numbering)
-	SrcMAC   [6]byte // source MAC address to write
-	DstMAC   [6]byte // destination MAC address to write (the neighbour's)
-	VLANTPID uint16  // egress VLAN tag protocol identifier (0x8100, 0x88a8); 0 = untagged
-	VLANTCI  uint16  // egress VLAN tag control information (PCP, DEI, VID)
-	DSAPort  int16   // egress switch port behind a DSA conduit; -1 = none (note: the zero value means port 0)
-	Flags    NextHopFlags
+	Ifindex uint16  // egress interface index (the forwarder's own numbering)
+	DstMAC  [6]byte // destination MAC address to write (the neighbour's)
+	Flags   NextHopFlags
 }
 
 // NextHopFlags qualify a next hop.

@@ -59,7 +59,7 @@ func TestZeroAllocs(t *testing.T) {
 
 // countTap counts verdicts and decodes what it is shown (outside the zero-alloc test).
 type countTap struct {
-	seen   [numVerdicts]int
+	seen   [NumVerdicts]int
 	decode bool
 	t      *testing.T
 	ttl    []uint8
@@ -93,7 +93,7 @@ func TestTapSeesVerdicts(t *testing.T) {
 		pkt{vid: 10, dstMAC: macV10, dst: addrV10, ttl: 9, size: 30}.bytes(t), // local
 	)
 	want := map[Reason]int{Forwarded: 1, DropTTL: 1, DropBlackhole: 1, DropChecksum: 1, Local: 1}
-	for v := Reason(0); v < numVerdicts; v++ {
+	for v := Reason(0); v < NumVerdicts; v++ {
 		if tap.seen[v] != want[v] {
 			t.Errorf("%v: tap saw %d, want %d", v, tap.seen[v], want[v])
 		}

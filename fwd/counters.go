@@ -33,7 +33,7 @@ const (
 	Local                                // handed to Output.Local
 	Echoed                               // answered in place with an ICMP echo reply
 	Held                                 // handed to Output.Unresolved
-	numVerdicts
+	NumVerdicts                          // bounds every verdict a Tap sees
 )
 
 var verdictNames = [...]string{"forwarded", "local", "echoed", "held"}
@@ -42,7 +42,7 @@ func (r Reason) String() string {
 	switch {
 	case r < NumReasons:
 		return reasonNames[r]
-	case r < numVerdicts:
+	case r < NumVerdicts:
 		return verdictNames[r-NumReasons]
 	}
 	return "?"
@@ -63,6 +63,7 @@ type Counters struct {
 	ICMPErrors      uint64 // ICMP error messages generated
 	ICMPRateLimited uint64 // ICMP errors the token bucket suppressed
 	ICMPNoBuffer    uint64 // ICMP errors not sent for want of a buffer or room in the generated batch
+	ICMPNoAddress   uint64 // ICMP errors not sent because the router has no IPv4 address
 	Discarded       uint64 // local and held frames Worker.Forward released for want of a taker
 }
 
@@ -87,10 +88,11 @@ func (c *Counters) Dropped() uint64 {
 // The worker's counters as one array: the verdicts by Reason (drops, then Forwarded..Held), then
 // the generated ones.
 const (
-	cFragmented = int(numVerdicts) + iota
+	cFragmented = int(NumVerdicts) + iota
 	cFragments
 	cICMPErrors
 	cICMPNoBuffer
+	cICMPNoAddress
 	cDiscarded
 	numCounters
 )
@@ -107,5 +109,6 @@ func (c *Counters) add(x [numCounters]uint64) {
 	c.Fragments += x[cFragments]
 	c.ICMPErrors += x[cICMPErrors]
 	c.ICMPNoBuffer += x[cICMPNoBuffer]
+	c.ICMPNoAddress += x[cICMPNoAddress]
 	c.Discarded += x[cDiscarded]
 }

@@ -564,7 +564,7 @@ func TestStaticAgainstNaive(t *testing.T) {
 
 func TestReasonNames(t *testing.T) {
 	seen := map[string]bool{}
-	for r := Reason(0); r < numVerdicts; r++ {
+	for r := Reason(0); r < NumVerdicts; r++ {
 		s := r.String()
 		if s == "" || s == "?" || seen[s] {
 			t.Errorf("%d: name %q", r, s)

@@ -50,7 +50,7 @@ func (w *Worker) icmpError(in *frame.Batch, f *frame.Frame, ip frame.IPv4, typ, 
 	ifc := f.Port
 	src := w.r.icmpSrc[ifc]
 	if src == 0 { // the router has no address at all
-		w.cnt[cICMPNoBuffer]++
+		w.cnt[cICMPNoAddress]++
 		return
 	}
 	if !w.r.limit.allow() {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dsa"
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -56,7 +56,10 @@ func TestRunAccounts(t *testing.T) {
 					t.Errorf("no dsa %v drops: %v", reason, r.DSADrops)
 				}
 			}
-			for _, reason := range []fwd.Reason{fwd.DropTTL, fwd.DropChecksum, fwd.DropNoRoute, fwd.DropNotIPv4} {
+			if r.Routing.Local == 0 {
+				t.Errorf("no frames for the router itself (ARP): %+v", r.Routing)
+			}
+			for _, reason := range []fwd.Reason{fwd.DropTTL, fwd.DropChecksum, fwd.DropUnresolved} {
 				if r.Routing.Drops[reason] == 0 {
 					t.Errorf("no fwd %v drops: %+v", reason, r.Routing.Drops)
 				}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dsa"
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
@@ -200,8 +200,8 @@ func build(cfg Config) (*topology, error) {
 	// an ARP answer would), 2+ one per LAN host: the neighbour table, as /32 routes.
 	nexthops := new(fib.NextHops)
 	nhs := []fib.NextHopChange{
-		{Index: 0, Entry: fib.NextHop{Ifindex: ifWAN, DstMAC: gatewayMAC, SrcMAC: wanMAC, DSAPort: swWAN}},
-		{Index: 1, Entry: fib.NextHop{Ifindex: ifLAN, DSAPort: -1, Flags: fib.NextHopDrop | fib.NextHopUnresolved}},
+		{Index: 0, Entry: fib.NextHop{Ifindex: ifWAN, DstMAC: gatewayMAC}},
+		{Index: 1, Entry: fib.NextHop{Ifindex: ifLAN, Flags: fib.NextHopUnresolved}},
 	}
 	changes := []fib.Change{
 		{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0},
@@ -210,7 +210,7 @@ func build(cfg Config) (*topology, error) {
 	for lan := 0; lan < numLANPorts; lan++ {
 		for h := 0; h < hostsPerLAN; h++ {
 			i := uint32(2 + lan*hostsPerLAN + h)
-			nhs = append(nhs, fib.NextHopChange{Index: i, Entry: fib.NextHop{Ifindex: ifLAN, DstMAC: hostMAC(lan, h), SrcMAC: lanMAC, DSAPort: -1}})
+			nhs = append(nhs, fib.NextHopChange{Index: i, Entry: fib.NextHop{Ifindex: ifLAN, DstMAC: hostMAC(lan, h)}})
 			changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(addr(hostIP(lan, h)), 32), NextHop: i})
 		}
 	}
@@ -221,7 +221,7 @@ func build(cfg Config) (*topology, error) {
 	if err := routes.Apply(changes); err != nil {
 		return nil, err
 	}
-	t.router, err = fwd.New(demux, numPorts, ifaces, routes, nexthops)
+	t.router, err = fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nexthops, Pool: t.pool})
 	return t, err
 }
 

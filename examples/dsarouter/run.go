@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dsa"
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -75,8 +76,8 @@ func sum(a []uint64) uint64 {
 func (r Result) Balanced() bool {
 	return r.Generated == r.ConduitRx &&
 		r.ConduitRx == sum(r.DSADrops[:])+r.Demuxed &&
-		r.Demuxed == r.Routing.Forwarded+sum(r.Routing.Drops[:]) &&
-		r.Routing.Forwarded == sum(r.BridgeDrops[:])+r.Tagged+sum(r.TagDrops[:]) &&
+		r.Demuxed == r.Routing.Received() &&
+		app.Sent(r.Routing) == sum(r.BridgeDrops[:])+r.Tagged+sum(r.TagDrops[:]) &&
 		r.Tagged == r.ConduitTx+r.TxDropped &&
 		sum(r.Delivered[:])+r.Misdelivered == r.ConduitTx &&
 		r.Misdelivered == 0 && r.Leaked == 0

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 )
 
 func runFor(t *testing.T, cfg Config, d time.Duration) (Result, string) {

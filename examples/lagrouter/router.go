@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
@@ -243,7 +243,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.MemberTxDropped[m] = t.mems[m].Stats().TxDropped
 	}
 	r.Drops = t.router.Counters()
-	r.Forwarded = r.Drops.Forwarded
+	r.Forwarded = app.Sent(r.Drops)
 	r.Leaked = t.pool.InUse()
 	grp := monitor.Group
 	r.Report(out, fmt.Sprintf("lag0 members: m0 sent %s (dropped %s), m1 sent %s (dropped %s)",

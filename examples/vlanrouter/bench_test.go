@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/benchutil"
@@ -59,7 +59,7 @@ func benchEgress(b *testing.B, inTagged, outTagged bool) {
 	routes.Add(netip.MustParsePrefix("0.0.0.0/0"), 0)
 	var nh fib.NextHops
 	nh.Set(0, fib.NextHop{Ifindex: 1, DstMAC: gatewayMAC})
-	r, err := fwd.New(d, 2, []fwd.Iface{{Name: "a", MAC: routerMAC(0)}, {Name: "z", MAC: routerMAC(1)}}, &routes, &nh)
+	r, err := fwd.New(d, &fwd.Config{Ifaces: []fwd.Iface{{Name: "a", MAC: routerMAC(0)}, {Name: "z", MAC: routerMAC(1)}}, Routes: &routes, NextHops: &nh, Pool: pool})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
@@ -179,7 +179,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.TxDropped += s.TxDropped
 	}
 	r.Drops = t.router.Counters()
-	r.Forwarded = r.Drops.Forwarded
+	r.Forwarded = app.Sent(r.Drops)
 	r.Leaked = t.pool.InUse()
 	r.Report(out)
 	if pcap != nil {

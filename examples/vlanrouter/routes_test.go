@@ -16,6 +16,12 @@ import (
 // trunk) to dst through a router built from cfg and reports the egress port and VID (0: untagged),
 // or -1 if nothing left.
 func routeVia(t *testing.T, cfg Config, vl int, dst uint32) (port int, vid uint16) {
+	port, vid, _ = routeProto(t, cfg, vl, dst)
+	return port, vid
+}
+
+// routeProto is routeVia that also reports the IP protocol of what left.
+func routeProto(t *testing.T, cfg Config, vl int, dst uint32) (port int, vid uint16, proto uint8) {
 	t.Helper()
 	r, _, err := buildRouter(cfg, routerMAC, map[string]uint32{"eth9": 0})
 	if err != nil {
@@ -49,16 +55,19 @@ func routeVia(t *testing.T, cfg Config, vl int, dst uint32) (port int, vid uint1
 	for p, z := range peers {
 		if n, _ := z.Recv(b); n == 1 {
 			d := b.Bytes(0)
+			l3 := 14
 			if b.Frames[0].Flags&frame.FlagVLAN != 0 {
 				vid = b.Frames[0].TCI & 0xfff
 			} else if binary.BigEndian.Uint16(d[12:]) == vlan.TPID8021Q {
 				vid = binary.BigEndian.Uint16(d[14:]) & 0xfff
+				l3 = 18
 			}
+			proto = d[l3+9]
 			b.Free()
-			return p, vid
+			return p, vid, proto
 		}
 	}
-	return -1, 0
+	return -1, 0, 0
 }
 
 func TestRoutesFile(t *testing.T) {
@@ -83,8 +92,8 @@ func TestRoutesFile(t *testing.T) {
 	if p, vid := routeVia(t, cfg, 0, 0x0a000509); p != portUplink || vid != 0 {
 		t.Errorf("plain file: 10.0.5.9 left on port %d VID %d, want the uplink", p, vid)
 	}
-	if p, _ := routeVia(t, cfg, 1, 0x08080808); p != -1 {
-		t.Errorf("plain file: 8.8.8.8 (no route) left on port %d", p)
+	if p, vid, proto := routeProto(t, cfg, 1, 0x08080808); p != portTrunk || vid != 101 || proto != frame.ProtoICMP {
+		t.Errorf("plain file: 8.8.8.8 (no route): port %d VID %d protocol %d left, want ICMP back on the trunk, VID 101", p, vid, proto)
 	}
 	// ip route format, by interface name (vlanNNN, uplink, or the uplink's real name).
 	cfg.Routes = write("iproute", "default via 192.0.2.2 dev eth9\n10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n198.18.0.0/15 via 10.0.2.9 dev vlan102\n")

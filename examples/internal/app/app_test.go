@@ -10,7 +10,7 @@ import (
 
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/xmit"
 )

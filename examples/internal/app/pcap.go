@@ -13,7 +13,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 )
 
 // Pcap is a fwd.Tap that writes what workers forward or drop to a pcapng file (gopacket's pcapgo),
@@ -96,11 +96,11 @@ func (p *Pcap) Capture(d []byte, verdict fwd.Reason) {
 
 func (p *Pcap) write(ng *pcapgo.NgWriter, bw *bufio.Writer) {
 	defer close(p.done)
-	var comments [fwd.NumReasons + 1][]string
+	var comments [fwd.NumVerdicts][]string
 	for v := range comments {
-		c := "forwarded"
-		if fwd.Reason(v) != fwd.Forwarded {
-			c = "dropped: " + fwd.Reason(v).String()
+		c := fwd.Reason(v).String()
+		if fwd.Reason(v) < fwd.NumReasons {
+			c = "dropped: " + c
 		}
 		comments[v] = []string{c}
 	}

@@ -6,7 +6,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/xmit"
 )

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 )
 
@@ -12,7 +13,7 @@ import (
 type Result struct {
 	Generated, GenDropped uint64 // frames the generator queued / could not queue
 	RouterRx              uint64 // frames the router's ports received
-	Forwarded             uint64 // handed to an egress port
+	Forwarded             uint64 // frames the router handed to the egress ports (forwarded, fragments, echo replies, ICMP errors)
 	Drops                 fwd.Counters
 	RouterTx, TxDropped   uint64 // queued by the egress ports / dropped by them
 	Sunk                  uint64 // frames the far ends received
@@ -21,11 +22,7 @@ type Result struct {
 
 // Balanced reports whether every frame is accounted for.
 func (r Result) Balanced() bool {
-	var drops uint64
-	for _, d := range r.Drops.Drops {
-		drops += d
-	}
-	return r.Generated == r.RouterRx && r.RouterRx == r.Forwarded+drops &&
+	return r.Generated == r.RouterRx && r.RouterRx == r.Drops.Received() &&
 		r.Forwarded == r.RouterTx+r.TxDropped && r.Sunk == r.RouterTx && r.Leaked == 0
 }
 
@@ -36,21 +33,14 @@ func (r Result) Report(out io.Writer, extra ...string) {
 	fmt.Fprintf(out, "final counters\n")
 	fmt.Fprintf(out, "  generated   %14s  (could not queue: %s)\n", g(float64(r.Generated)), g(float64(r.GenDropped)))
 	fmt.Fprintf(out, "  router rx   %14s\n", g(float64(r.RouterRx)))
-	fmt.Fprintf(out, "  forwarded   %14s  (egress queued %s, egress dropped %s)\n", g(float64(r.Forwarded)), g(float64(r.RouterTx)), g(float64(r.TxDropped)))
-	var drops uint64
-	for i, d := range r.Drops.Drops {
-		if d > 0 {
-			fmt.Fprintf(out, "  dropped %-12s %10s\n", fwd.Reason(i).String()+":", g(float64(d)))
-		}
-		drops += d
-	}
-	fmt.Fprintf(out, "  dropped     %14s\n", g(float64(drops)))
+	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s)\n", g(float64(r.Forwarded)), g(float64(r.RouterTx)), g(float64(r.TxDropped)))
+	app.ReportStage(out, r.Drops)
 	for _, l := range extra {
 		fmt.Fprintf(out, "  %s\n", l)
 	}
 	fmt.Fprintf(out, "  received by the far ends %s, pool buffers still out %d\n", g(float64(r.Sunk)), r.Leaked)
 	if r.Balanced() {
-		fmt.Fprintf(out, "accounting: ok (rx = forwarded + dropped; forwarded = egress queued + egress dropped; nothing leaked)\n")
+		fmt.Fprintf(out, "accounting: ok (rx = forwarded + local + dropped; sent = egress queued + egress dropped; nothing leaked)\n")
 	} else {
 		fmt.Fprintf(out, "accounting: MISMATCH\n")
 	}

@@ -11,6 +11,7 @@ import (
 func TestResultReport(t *testing.T) {
 	r := Result{Generated: 10, RouterRx: 10, Forwarded: 8, RouterTx: 8, Sunk: 8}
 	r.Drops.Drops[0] = 2
+	r.Drops.Forwarded = 8
 	var b strings.Builder
 	r.Report(&b, "extra line")
 	if !r.Balanced() || !strings.Contains(b.String(), "accounting: ok") || !strings.Contains(b.String(), "  extra line\n") {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/examples/internal/fwd"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
@@ -29,7 +29,11 @@ type Plan struct {
 	Neighbours app.Neighbours // static neighbour MACs by interface name
 	Routes     string         // a routes file instead of the built-in routes
 	IPRoute    bool           // the routes file is `ip -4 route show` output
+	Pool       *frame.Pool    // buffers for the frames the router generates (nil: its own)
 }
+
+// UplinkAddr is the router's address on the uplink; VLAN i's is 10.0.i.1/24.
+var UplinkAddr = netip.MustParsePrefix("192.0.2.1/24")
 
 // BuildRouter makes the router's tables: the demux (uplink untagged on port 1, VLAN i with VID
 // 100+i on the trunk, port 0), the interfaces with the MACs mac gives them, the next hops (0: the
@@ -47,7 +51,7 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 	if err := demux.Add(vlan.Interface{ID: IfUplink, Port: PortUplink}); err != nil {
 		return nil, nil, err
 	}
-	ifaces[IfUplink] = fwd.Iface{Name: "uplink", MAC: mac(IfUplink)}
+	ifaces[IfUplink] = fwd.Iface{Name: "uplink", MAC: mac(IfUplink), Addrs: []netip.Prefix{UplinkAddr}}
 	names[IfUplink] = "uplink"
 	nexthops := new(fib.NextHops)
 	var changes []fib.Change
@@ -62,7 +66,7 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 			return nil, nil, err
 		}
 		name := fmt.Sprintf("vlan%d", VID(i))
-		ifaces[i] = fwd.Iface{Name: name, MAC: mac(i)}
+		ifaces[i] = fwd.Iface{Name: name, MAC: mac(i), Addrs: []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 1}), 24)}}
 		names[i] = name
 		dev[name] = uint32(i)
 		nexthops.Set(uint32(i), fib.NextHop{Ifindex: uint16(i), DstMAC: nb.Get(name, "trunk", HostMAC(i, 2))})
@@ -94,7 +98,7 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 			return nil, nil, fmt.Errorf("-routes %s: %w", cfg.Routes, err)
 		}
 	}
-	r, err := fwd.New(demux, NumPorts, ifaces, routes, nexthops)
+	r, err := fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nexthops, Pool: cfg.Pool})
 	return r, names, err
 }
 
