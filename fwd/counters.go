@@ -29,11 +29,11 @@ var reasonNames = [NumReasons]string{"vlan", "not-for-us", "malformed", "checksu
 
 // Verdicts a Tap sees besides the drop reasons.
 const (
-	Forwarded Reason = NumReasons + iota // handed to an egress batch (fragmented packets: their first fragment)
-	Local                                // handed to Output.Local
-	Echoed                               // answered in place with an ICMP echo reply
-	Held                                 // handed to Output.Unresolved
-	NumVerdicts                          // bounds every verdict a Tap sees
+	Forwarded   Reason = NumReasons + iota // handed to an egress batch (fragmented packets: their first fragment)
+	Local                                  // handed to Output.Local
+	Echoed                                 // answered in place with an ICMP echo reply
+	Held                                   // handed to Output.Unresolved
+	NumVerdicts                            // bounds every verdict a Tap sees
 )
 
 var verdictNames = [...]string{"forwarded", "local", "echoed", "held"}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dsa"
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 )
 
 // The example runs for a moment on several switch families and options, and every frame adds

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dsa"
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )

@@ -10,9 +10,9 @@ import (
 
 	"github.com/wirespeed/wirespeed/dsa"
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 )
 
 // worker polls the conduit until ctx ends and then until it is drained.

@@ -5,9 +5,9 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/internal/benchutil"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"

@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 

@@ -6,8 +6,8 @@ import (
 	"net"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 

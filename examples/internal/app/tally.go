@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 

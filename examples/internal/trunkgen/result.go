@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
-	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/fwd"
 )
 
 // Result is what an in-memory run of a VLAN-trunk router counted, end to end.
