@@ -38,6 +38,9 @@ type OpenConfig struct {
 	// FanoutGroup is the first PACKET_FANOUT group id (interface i uses FanoutGroup+i); 0: derived
 	// from the process id so that two forwarders never join each other's groups.
 	FanoutGroup uint16
+	// MaxFrame is the largest frame (L2 header included) to receive; above 1518 bytes AF_XDP uses
+	// 4096-byte UMEM chunks (at most about 3800 bytes a frame in copy mode).
+	MaxFrame int
 	// Promiscuous puts AF_PACKET interfaces in promiscuous mode (needed on real NICs for frames
 	// to MACs other than the interface's; veth delivers everything anyway).
 	Promiscuous bool
@@ -67,7 +70,11 @@ func Open(cfg OpenConfig) (*Ports, error) {
 		var ports []xmit.Port
 		var umem *afxdp.UMEM
 		if cfg.Backend == AFXDP {
-			u, err := afxdp.NewUMEM(&afxdp.UMEMConfig{Frames: 8192})
+			uc := &afxdp.UMEMConfig{Frames: 8192}
+			if cfg.MaxFrame > 1518 {
+				uc.FrameSize = 4096
+			}
+			u, err := afxdp.NewUMEM(uc)
 			if err != nil {
 				p.Close()
 				return nil, fmt.Errorf("worker %d: UMEM: %w", w, err)

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/fib"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/vlan"
+)
+
+// Config is the router's configuration: its ports, its static neighbours and its routes.
+type Config struct {
+	Backend  app.Backend
+	Ports    []PortSpec
+	Neigh    []Neighbour
+	Routes   []RouteSpec
+	Workers  int
+	Batch    int
+	Duration time.Duration
+	Interval time.Duration
+	Rate     int // mem: generator frames per second per direction (0: as fast as the router takes them)
+
+	ready func() // called once the ports are open and the workers started (tests)
+}
+
+// PortSpec is one -port flag: an interface, the router's address on it, its MTU.
+type PortSpec struct {
+	Name string
+	Addr netip.Prefix
+	MTU  int
+}
+
+// Neighbour is one -neigh flag: a neighbour's IPv4 address and MAC.
+type Neighbour struct {
+	Addr netip.Addr
+	MAC  frame.MAC
+}
+
+// RouteSpec is one -route flag: a prefix and its gateway.
+type RouteSpec struct {
+	Prefix netip.Prefix
+	Via    netip.Addr
+}
+
+func defaultConfig() Config {
+	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second}
+}
+
+// The in-memory network: two ports, 10.0.1.0/24 and 10.0.2.0/24, with host .2 on each.
+func memPorts() []PortSpec {
+	return []PortSpec{
+		{Name: "port0", Addr: netip.MustParsePrefix("10.0.1.1/24"), MTU: 1500},
+		{Name: "port1", Addr: netip.MustParsePrefix("10.0.2.1/24"), MTU: 1500},
+	}
+}
+
+// memHostMAC is the MAC of the in-memory host on port p.
+func memHostMAC(p int) frame.MAC { return frame.MAC{0x02, 0x68, 0x6f, 0x73, 0x74, byte(p)} }
+
+// memRouterMAC is the router's MAC on in-memory port p.
+func memRouterMAC(p int) frame.MAC { return frame.MAC{0x02, 0x77, 0x73, 0x72, 0x74, byte(p)} }
+
+func memNeighbours() []Neighbour {
+	return []Neighbour{
+		{Addr: netip.MustParseAddr("10.0.1.2"), MAC: memHostMAC(0)},
+		{Addr: netip.MustParseAddr("10.0.2.2"), MAC: memHostMAC(1)},
+	}
+}
+
+// portsFlag, neighFlag and routeFlag parse the repeatable flags.
+type portsFlag struct{ c *Config }
+
+func (f portsFlag) String() string { return "" }
+
+// Set takes NAME,ADDR/LEN[,mtu=N].
+func (f portsFlag) Set(v string) error {
+	parts := strings.Split(v, ",")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" {
+		return errors.New("want NAME,ADDR/LEN[,mtu=N]")
+	}
+	p, err := netip.ParsePrefix(parts[1])
+	if err != nil || !p.Addr().Is4() {
+		return fmt.Errorf("%q: not an IPv4 address with a prefix length (10.0.1.1/24)", parts[1])
+	}
+	spec := PortSpec{Name: parts[0], Addr: p, MTU: 1500}
+	if len(parts) == 3 {
+		m, ok := strings.CutPrefix(parts[2], "mtu=")
+		n, err := strconv.Atoi(m)
+		if !ok || err != nil || n < 68 || n > 65535 {
+			return fmt.Errorf("%q: want mtu=N with N in 68-65535", parts[2])
+		}
+		spec.MTU = n
+	}
+	f.c.Ports = append(f.c.Ports, spec)
+	return nil
+}
+
+type neighFlag struct{ c *Config }
+
+func (f neighFlag) String() string { return "" }
+
+// Set takes IP=MAC.
+func (f neighFlag) Set(v string) error {
+	ip, mac, ok := strings.Cut(v, "=")
+	if !ok {
+		return errors.New("want IP=MAC")
+	}
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is4() {
+		return fmt.Errorf("%q: not an IPv4 address", ip)
+	}
+	hw, err := net.ParseMAC(mac)
+	if err != nil || len(hw) != 6 {
+		return fmt.Errorf("%q: not a MAC address", mac)
+	}
+	f.c.Neigh = append(f.c.Neigh, Neighbour{Addr: a, MAC: frame.MAC(hw)})
+	return nil
+}
+
+type routeFlag struct{ c *Config }
+
+func (f routeFlag) String() string { return "" }
+
+// Set takes PREFIX,via=GATEWAY.
+func (f routeFlag) Set(v string) error {
+	pfx, gw, ok := strings.Cut(v, ",")
+	gw, ok2 := strings.CutPrefix(gw, "via=")
+	if !ok || !ok2 {
+		return errors.New("want PREFIX,via=GATEWAY (0.0.0.0/0,via=10.0.2.254)")
+	}
+	p, err := netip.ParsePrefix(pfx)
+	if err != nil || !p.Addr().Is4() {
+		return fmt.Errorf("%q: not an IPv4 prefix", pfx)
+	}
+	if p.Masked() != p {
+		return fmt.Errorf("%q has host bits set (%v?)", pfx, p.Masked())
+	}
+	a, err := netip.ParseAddr(gw)
+	if err != nil || !a.Is4() {
+		return fmt.Errorf("%q: not an IPv4 address", gw)
+	}
+	f.c.Routes = append(f.c.Routes, RouteSpec{Prefix: p, Via: a})
+	return nil
+}
+
+// check validates the whole configuration.
+func (c *Config) check() error {
+	switch {
+	case c.Workers < 1 || c.Workers > 64:
+		return fmt.Errorf("-workers %d: want 1-64", c.Workers)
+	case c.Batch < 1 || c.Batch > 1024:
+		return fmt.Errorf("-batch %d: want 1-1024", c.Batch)
+	case c.Duration < 0:
+		return fmt.Errorf("-duration %v: want 0 (until Ctrl-C) or more", c.Duration)
+	case c.Interval <= 0:
+		return fmt.Errorf("-interval %v: want more than 0", c.Interval)
+	case c.Rate < 0:
+		return fmt.Errorf("-rate %d: want 0 or more", c.Rate)
+	case c.Backend == app.Mem && c.Workers != 1:
+		return errors.New("-workers: the in-memory network has one worker")
+	}
+	if c.Backend != app.Mem && len(c.Ports) < 2 {
+		return fmt.Errorf("-backend %s needs at least two -port flags", c.Backend)
+	}
+	names := map[string]bool{}
+	for _, p := range c.Ports {
+		if names[p.Name] {
+			return fmt.Errorf("-port %s given twice", p.Name)
+		}
+		names[p.Name] = true
+	}
+	return nil
+}
+
+// build makes the router: interface i is port i, untagged. Next hops: i (0..ports-1) stands for an
+// unresolved host on port i's subnet (dropped: this router resolves no neighbours, so every host it
+// sends to needs a -neigh entry); ports+j is neighbour j. Routes: each port's subnet to its
+// unresolved next hop, each neighbour's /32 to its entry, each -route to its gateway's entry.
+func build(c Config, macs []frame.MAC, pool *frame.Pool) (*fwd.Router, error) {
+	n := len(c.Ports)
+	demux := vlan.NewDemux(n, vlan.Parser{})
+	ifaces := make([]fwd.Iface, n)
+	nh := new(fib.NextHops)
+	var changes []fib.Change
+	var hops []fib.NextHopChange
+	for i, p := range c.Ports {
+		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: uint16(i)}); err != nil {
+			return nil, err
+		}
+		ifaces[i] = fwd.Iface{Name: p.Name, MAC: macs[i], MTU: p.MTU, Addrs: []netip.Prefix{p.Addr}}
+		hops = append(hops, fib.NextHopChange{Index: uint32(i), Entry: fib.NextHop{Ifindex: uint16(i), Flags: fib.NextHopUnresolved}})
+		changes = append(changes, fib.Change{Prefix: p.Addr.Masked(), NextHop: uint32(i)})
+	}
+	byAddr := map[netip.Addr]uint32{}
+	for j, nb := range c.Neigh {
+		port := -1
+		for i, p := range c.Ports {
+			if p.Addr.Contains(nb.Addr) {
+				port = i
+				break
+			}
+		}
+		if port < 0 {
+			return nil, fmt.Errorf("-neigh %v: on none of the ports' subnets", nb.Addr)
+		}
+		if _, dup := byAddr[nb.Addr]; dup {
+			return nil, fmt.Errorf("-neigh %v given twice", nb.Addr)
+		}
+		idx := uint32(n + j)
+		byAddr[nb.Addr] = idx
+		hops = append(hops, fib.NextHopChange{Index: idx, Entry: fib.NextHop{Ifindex: uint16(port), DstMAC: nb.MAC}})
+		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(nb.Addr, 32), NextHop: idx})
+	}
+	for _, r := range c.Routes {
+		idx, ok := byAddr[r.Via]
+		if !ok {
+			return nil, fmt.Errorf("-route %v via %v: the gateway needs a -neigh entry (this router resolves no neighbours)", r.Prefix, r.Via)
+		}
+		changes = append(changes, fib.Change{Prefix: r.Prefix, NextHop: idx})
+	}
+	if err := nh.Apply(hops); err != nil {
+		return nil, err
+	}
+	routes := fib.New()
+	if err := routes.Apply(changes); err != nil {
+		return nil, err
+	}
+	return fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nh, Pool: pool})
+}

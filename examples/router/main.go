@@ -1,0 +1,101 @@
+// Command router is a plain IPv4 router on untagged ports, the simplest wirespeed forwarder to copy:
+// the fwd stage between N interfaces, with static neighbours and routes.
+//
+// With no flags it runs on two in-memory ports (10.0.1.1/24 and 10.0.2.1/24) with a host on each
+// that sends UDP to the other, pings the router, sends packets with TTL 1, to unroutable and
+// unresolved addresses, and larger than the MTU; it prints packet rates every second and exits
+// after -duration with final counters and an accounting check of every frame the hosts received.
+//
+// With -backend afpacket or afxdp it routes between real interfaces:
+//
+//	router -backend afpacket -port veth0,10.0.1.1/24 -port veth1,10.0.2.1/24,mtu=1400 \
+//	    -neigh 10.0.1.2=02:00:00:00:01:02 -neigh 10.0.2.2=02:00:00:00:02:02 \
+//	    -route 0.0.0.0/0,via=10.0.2.2 -duration 0
+//
+// Each -port is an interface with the router's address and subnet on it (and an MTU); the router
+// answers pings to its addresses, sends ICMP errors (time exceeded, unreachable, fragmentation
+// needed) from them and fragments what does not fit. It resolves no neighbours: every host or
+// gateway it sends to needs a -neigh entry. See README.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+)
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
+	balanced := false
+	if cfg.Backend == app.Mem {
+		var r Result
+		r, err = runMem(ctx, cfg, os.Stdout)
+		balanced = r.Balanced()
+	} else {
+		var t app.Tally
+		t, err = runReal(ctx, cfg, os.Stdout)
+		balanced = t.Balanced()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "router:", err)
+		os.Exit(1)
+	}
+	if !balanced {
+		os.Exit(3)
+	}
+}
+
+// parseFlags parses and checks the command line; on error it has printed the reason and the usage.
+func parseFlags(args []string, stderr io.Writer) (Config, error) {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("router", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := string(cfg.Backend)
+	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (two in-memory ports, built-in hosts), afpacket, afxdp")
+	fs.Var(portsFlag{&cfg}, "port", "an interface: `NAME,ADDR/LEN[,mtu=N]` (repeat for each; afpacket, afxdp)")
+	fs.Var(neighFlag{&cfg}, "neigh", "a static neighbour: `IP=MAC` (repeat for each)")
+	fs.Var(routeFlag{&cfg}, "route", "a route: `PREFIX,via=GATEWAY` (repeat for each; the gateway needs a -neigh entry)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers: AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "frames per batch (1-1024)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")
+	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval")
+	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: frames per second from each host (0: as fast as the router takes them)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	fail := func(err error) (Config, error) {
+		fmt.Fprintln(stderr, "router:", err)
+		fs.Usage()
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return fail(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	var err error
+	if cfg.Backend, err = app.ParseBackend(backend); err != nil {
+		return fail(err)
+	}
+	if cfg.Backend == app.Mem && len(cfg.Ports)+len(cfg.Neigh)+len(cfg.Routes) > 0 {
+		return fail(fmt.Errorf("-port, -neigh and -route are for -backend afpacket or afxdp; the in-memory network is fixed"))
+	}
+	if err := cfg.check(); err != nil {
+		return fail(err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// runReal routes between real interfaces with cfg.Workers workers, each with its own socket
+// (AF_PACKET, a PACKET_FANOUT group per interface) or queue (AF_XDP) on every port, until ctx ends;
+// then every worker drains what it was handed and the final counters are checked.
+//
+// The router answers to the interfaces' own MAC addresses and sends to static neighbours (-neigh).
+// Give the interfaces no IPv4 address in the kernel: the router answers for its addresses itself
+// (echo, ICMP errors), and with AF_PACKET the kernel would answer too.
+func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) {
+	var macs []frame.MAC
+	var names []string
+	for _, p := range cfg.Ports {
+		mac, err := app.IfaceMAC(p.Name)
+		if err != nil {
+			return app.Tally{}, fmt.Errorf("-port %s: %w", p.Name, err)
+		}
+		macs, names = append(macs, mac), append(names, p.Name)
+	}
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 4096, BufSize: 9216 + 128})
+	if err != nil {
+		return app.Tally{}, err
+	}
+	router, err := build(cfg, macs, pool)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	maxMTU := 0
+	for _, p := range cfg.Ports {
+		maxMTU = max(maxMTU, p.MTU)
+	}
+	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: names, Workers: cfg.Workers, MaxFrame: maxMTU + 18})
+	if err != nil {
+		return app.Tally{}, err
+	}
+	defer ports.Close()
+	for i, p := range cfg.Ports {
+		fmt.Fprintf(out, "router: %s %v (MAC %s, MTU %d)\n", p.Name, p.Addr, macs[i], p.MTU)
+	}
+	fmt.Fprintf(out, "%s, %d worker(s), %d static neighbour(s), %d route(s) besides the connected ones\n\n", cfg.Backend, len(ports.ByWorker), len(cfg.Neigh), len(cfg.Routes))
+
+	wctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, wp := range ports.ByWorker {
+		w := router.NewWorker(cfg.Batch)
+		wg.Add(1)
+		go func(wp []xmit.Port) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			app.Run(wctx, w, wp, cfg.Batch, 1024)
+		}(wp)
+	}
+	if cfg.ready != nil {
+		cfg.ready()
+	}
+	var rows []monitor.Row
+	for p, name := range names {
+		p := p
+		rows = append(rows, monitor.Row{Name: name,
+			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
+	}
+	mon := monitor.New("router: packets per second", rows)
+	mon.PrintEvery(ctx, out, cfg.Interval)
+	stop()
+	wg.Wait()
+	mon.Print(out)
+	var st []xmit.Stats
+	for p := range names {
+		st = append(st, ports.Stats(p))
+	}
+	t := app.NewTally(st, router.Counters())
+	t.Report(out, nil)
+	return t, nil
+}
