@@ -50,7 +50,8 @@ func (r Reason) String() string {
 
 // Counters is the sum over workers of what the stage did. Every frame a worker was given is counted
 // once in Forwarded, Fragmented, Local, Echoed, Held or Drops (so their sum is the frames received);
-// the rest count what the stage generated.
+// a held frame given back through Worker.Resume is counted again under its new verdict. The rest
+// count what the stage generated.
 type Counters struct {
 	Forwarded  uint64 // frames put in an egress batch unchanged in size
 	Fragmented uint64 // packets cut into fragments

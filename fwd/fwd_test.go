@@ -576,3 +576,46 @@ func TestReasonNames(t *testing.T) {
 	}
 	_ = fmt.Sprint(Forwarded)
 }
+
+// TestResumeAndUnreachable: held frames come back through Resume once their next hop resolves, and
+// through Unreachable as ICMP host unreachable once it fails.
+func TestResumeAndUnreachable(t *testing.T) {
+	g := newRig(t, func(c *Config) { c.HoldUnresolved = true })
+	p := pkt{vid: 10, dstMAC: macV10, dst: [4]byte{203, 0, 113, 9}, ttl: 9, size: 20}
+	o := g.w.Process(0, g.batch(t, p.bytes(t), p.bytes(t)))
+	held := frame.NewBatch(8)
+	held.Adopt(o.Unresolved)
+	held.Frames = append(held.Frames, o.Unresolved.Frames...)
+	o.Unresolved.Reset()
+	if len(held.Frames) != 2 {
+		t.Fatalf("held %d", len(held.Frames))
+	}
+	// The next hop resolves: the first frame goes on as if it had just arrived.
+	g.r.NextHops().Set(nhUnresolved, fib.NextHop{Ifindex: 0, DstMAC: macGW})
+	one := frame.NewBatch(8)
+	one.Adopt(held)
+	one.Frames = append(one.Frames, held.Frames[0])
+	held.Frames = held.Frames[1:]
+	o = g.w.Resume(one)
+	if len(o.Egress[1].Frames) != 1 {
+		t.Fatalf("resumed frame not forwarded: %+v", g.r.Counters())
+	}
+	ip := frame.IPv4(o.Egress[1].Bytes(0)[14:])
+	if ip.TTL() != 8 || ip.Dst() != 0xcb007109 {
+		t.Fatalf("resumed frame TTL %d dst %x", ip.TTL(), ip.Dst())
+	}
+	o.Egress[1].Free()
+	// The other fails: host unreachable back to the sender, tagged as it came.
+	o = g.w.Unreachable(held)
+	if len(o.Generated[0].Frames) != 1 {
+		t.Fatalf("%d ICMP errors", len(o.Generated[0].Frames))
+	}
+	pk := gopacket.NewPacket(append([]byte(nil), o.Generated[0].Bytes(0)...), layers.LayerTypeEthernet, gopacket.Default)
+	o.Generated[0].Free()
+	checkICMPError(t, pk, p, icmpWant{typ: 3, code: 1})
+	g.w.Flush()
+	if c := g.r.Counters(); c.Held != 2 || c.Forwarded != 1 || c.ICMPErrors != 1 || c.Received() != 3 {
+		t.Fatalf("counters %+v", c)
+	}
+	g.checkNoLeak(t)
+}

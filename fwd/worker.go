@@ -158,13 +158,52 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 // next call; in is empty afterwards. The caller must have emptied the previous Output (it panics
 // otherwise: frames would be lost).
 func (w *Worker) Process(port uint16, in *frame.Batch) *Output {
-	o := &w.out
-	if !o.Empty() {
-		panic("fwd: Process called before the previous Output was emptied")
-	}
+	w.checkEmpty()
 	before := len(in.Frames)
 	w.vw.ClassifyInPlace(port, in) // no byte moves: the next hop's vlan.Rewrite replaces the whole L2 header below
 	w.cnt[DropVLAN] += uint64(before - len(in.Frames))
+	return w.route(in)
+}
+
+// Resume routes frames that an earlier Process handed out in Output.Unresolved (or any frames
+// classified as Process classifies them: Frame.Port the ingress interface, Frame.L3 the network
+// header's offset, the L2 header as received) as if they had just arrived: a neighbour resolver
+// hands back what it held once the next hop resolves. Like Process, it returns the worker's Output,
+// and in is empty afterwards.
+func (w *Worker) Resume(in *frame.Batch) *Output {
+	w.checkEmpty()
+	return w.route(in)
+}
+
+// Unreachable answers every frame of in (classified as Resume takes them) with ICMP Destination
+// Unreachable (host unreachable: a neighbour that did not resolve, RFC 1812 §5.2.7.1), where RFC
+// 1812 allows one and the limiter a token, and releases the frames; in is empty afterwards. The
+// frames were counted when Process held them; only the ICMP errors are counted here.
+func (w *Worker) Unreachable(in *frame.Batch) *Output {
+	w.checkEmpty()
+	for i := range in.Frames {
+		f := &in.Frames[i]
+		d := f.Data(in.Mem)
+		if int(f.Port) >= len(w.macs) || int(f.L3) < frame.EtherLen || int(f.L3) > len(d) {
+			continue
+		}
+		if ip, err := frame.ParseIPv4(d[f.L3:]); err == nil {
+			w.icmpError(in, f, ip, icmpUnreachable, icmpHostUnreach, 0)
+		}
+	}
+	in.Free()
+	return &w.out
+}
+
+func (w *Worker) checkEmpty() {
+	if !w.out.Empty() {
+		panic("fwd: Process called before the previous Output was emptied")
+	}
+}
+
+// route is Process after the VLAN demux.
+func (w *Worker) route(in *frame.Batch) *Output {
+	o := &w.out
 	if len(in.Frames) > len(w.dst) {
 		panic(fmt.Sprintf("fwd: batch of %d frames, larger than the worker's %d", len(in.Frames), len(w.dst)))
 	}
