@@ -36,10 +36,13 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // ParseStats counts what a parser read.
 type ParseStats struct {
-	Lines     int // lines read
-	Routes    int // routes returned
-	IPv6      int // IPv6 routes skipped
-	Skipped   int // other lines left out: blank lines, comments, non-forwarding route types, ErrSkipRoute
+	Lines  int // lines read
+	Routes int // routes returned
+	IPv6   int // IPv6 routes skipped
+	// Skipped counts the other lines and routes left out: blank lines, comments, and for ParseIPRoute the
+	// routes of types that are not forwarded, of tables other than main and local, with a tos or from
+	// selector, and those the next-hop function skipped with ErrSkipRoute.
+	Skipped   int
 	Multipath int // ip route: multipath routes, of which only the first next hop was kept
 }
 
@@ -151,21 +154,31 @@ type IPRouteNextHop struct {
 	Dev     string
 }
 
-// ParseIPRoute reads the output of `ip -4 route show` (any table; `ip route show table all` works too),
-// for example
+// ParseIPRoute reads the output of `ip -4 route show` (of one table) or of `ip route show table all`
+// (both families, all tables; also with -o or -d), for example
 //
 //	default via 192.0.2.1 dev eth0 proto static metric 100
 //	10.0.0.0/8 via 192.0.2.1 dev eth0 proto static
 //	192.0.2.0/24 dev eth0 proto kernel scope link src 192.0.2.5
 //	blackhole 198.51.100.0/24 proto static
+//	local 192.0.2.5 dev eth0 table local proto kernel scope host src 192.0.2.5
+//	default via fe80::1 dev eth0 proto ra metric 1024 pref medium
 //
-// and calls nexthop for every route to map its (type, gateway, device) to a next-hop index; HopSet.Assign
-// numbers distinct ones in order. If nexthop returns ErrSkipRoute the route is left out; any other error
-// stops parsing. broadcast, multicast, anycast and nat routes are skipped; IPv6 routes are skipped and
-// counted. Of a multipath route (continued on indented "nexthop" lines) the first next hop is kept. When a
-// prefix appears more than once (different tables or metrics), the route with the lowest metric wins (the
-// first one on a tie). The input may be gzip-compressed. On a bad line it returns no routes and a
-// *ParseError with the line number.
+// and calls nexthop for every IPv4 route to map its (type, gateway, device) to a next-hop index;
+// HopSet.Assign numbers distinct ones in order. If nexthop returns ErrSkipRoute the route is left out; any
+// other error stops parsing.
+//
+// IPv6 routes are skipped and counted in ParseStats.IPv6. A "default" route is IPv6 when its gateway
+// (written "via" and an IPv6 address; an IPv4 route's IPv6 gateway is written "via inet6") or its src
+// address is IPv6, or when it has a pref attribute (the kernel gives every IPv6 route one and no IPv4
+// route); otherwise it is IPv4. Also skipped (and counted in ParseStats.Skipped): broadcast, multicast,
+// anycast and nat routes; routes of tables other than main and local (`ip route show table all` names
+// the table of every route outside main; Linux consults the others only through policy rules, which one
+// table cannot express), and routes with a tos or from selector (they apply to some packets only). Of a
+// multipath route (continued on indented "nexthop" lines) the first next hop is kept; "nh_info" lines
+// (-d) are ignored. When a prefix appears more than once, a route of the local table wins (Linux looks
+// there first), then the one with the lowest metric (the first one on a tie). The input may be
+// gzip-compressed. On a bad line it returns no routes and a *ParseError with the line number.
 func ParseIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, error)) ([]Route, ParseStats, error) {
 	var st ParseStats
 	sc, closeFn, err := newScanner(r)
@@ -175,7 +188,7 @@ func ParseIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, error)) ([]
 	defer closeFn()
 	var (
 		routes  []Route
-		metrics []uint64
+		ranks   []uint64 // per route: local table first, then by metric
 		seen    = map[netip.Prefix]int{}
 		cur     ipRouteLine // the route being read (continuation lines may follow)
 		curLine int
@@ -186,6 +199,17 @@ func ParseIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, error)) ([]
 			return nil
 		}
 		cur.valid = false
+		if cur.fam == 6 {
+			st.IPv6++
+			return nil
+		}
+		if cur.dflt {
+			cur.prefix = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
+		}
+		if cur.table != "" && cur.table != "main" && cur.table != "local" || cur.selective {
+			st.Skipped++
+			return nil
+		}
 		nh, err := nexthop(cur.hop)
 		if errors.Is(err, ErrSkipRoute) {
 			st.Skipped++
@@ -200,15 +224,19 @@ func ParseIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, error)) ([]
 		if cur.multipath {
 			st.Multipath++
 		}
+		rank := cur.metric
+		if cur.table != "local" {
+			rank |= 1 << 32
+		}
 		if i, ok := seen[cur.prefix]; ok {
-			if cur.metric < metrics[i] {
-				routes[i].NextHop, metrics[i] = nh, cur.metric
+			if rank < ranks[i] {
+				routes[i].NextHop, ranks[i] = nh, rank
 			}
 			return nil
 		}
 		seen[cur.prefix] = len(routes)
 		routes = append(routes, Route{Prefix: cur.prefix, NextHop: nh})
-		metrics = append(metrics, cur.metric)
+		ranks = append(ranks, rank)
 		return nil
 	}
 	for sc.Scan() {
@@ -220,16 +248,20 @@ func ParseIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, error)) ([]
 			continue
 		}
 		if line[0] == ' ' || line[0] == '\t' { // continuation of a multipath route
+			if f[0] == "nh_info" { // ip -d: the nexthop object of an nhid route, also given by the route
+				continue
+			}
 			if f[0] != "nexthop" {
 				return nil, ParseStats{}, lineError(st.Lines, line, ErrSyntax)
 			}
 			if !cur.valid { // continuation of a skipped route
 				continue
 			}
-			var hop ipRouteLine
+			hop := ipRouteLine{fam: cur.fam}
 			if err := hop.fields(f[1:]); err != nil {
 				return nil, ParseStats{}, lineError(st.Lines, line, err)
 			}
+			cur.fam = hop.fam
 			if !cur.gotHop && !cur.hop.Gateway.IsValid() && cur.hop.Dev == "" {
 				cur.hop.Gateway, cur.hop.Dev, cur.gotHop = hop.hop.Gateway, hop.hop.Dev, true
 			} else {
@@ -240,12 +272,12 @@ func ParseIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, error)) ([]
 		if err := flush(); err != nil {
 			return nil, ParseStats{}, err
 		}
-		skip, v6, err := cur.parse(f)
+		skip, err := cur.parse(f)
 		if err != nil {
 			return nil, ParseStats{}, lineError(st.Lines, line, err)
 		}
 		switch {
-		case v6:
+		case skip && cur.fam == 6:
 			st.IPv6++
 			cur.valid = false
 		case skip:
@@ -278,14 +310,18 @@ func (t *Table) LoadIPRoute(r io.Reader, nexthop func(IPRouteNextHop) (uint32, e
 type ipRouteLine struct {
 	valid     bool
 	prefix    netip.Prefix
+	dflt      bool // "default": the family is decided by the attributes (fam)
+	fam       int  // 4 or 6; 0 while unknown (a default route)
 	hop       IPRouteNextHop
 	gotHop    bool // a "nexthop" group or a via/dev was seen
 	multipath bool
 	metric    uint64
+	table     string // "" for main
+	selective bool   // a tos or from selector
 }
 
 // parse reads the head line of a route; skip reports a route type that is not forwarded.
-func (r *ipRouteLine) parse(f []string) (skip, v6 bool, err error) {
+func (r *ipRouteLine) parse(f []string) (skip bool, err error) {
 	*r = ipRouteLine{hop: IPRouteNextHop{Type: "unicast"}}
 	switch f[0] {
 	case "unicast", "local", "blackhole", "unreachable", "prohibit", "throw":
@@ -296,32 +332,50 @@ func (r *ipRouteLine) parse(f []string) (skip, v6 bool, err error) {
 		f = f[1:]
 	}
 	if len(f) == 0 {
-		return false, false, ErrSyntax
+		return false, ErrSyntax
 	}
 	switch {
 	case f[0] == "default":
-		r.prefix = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
+		r.dflt = true
 	case strings.Contains(f[0], "/"):
 		p, err := netip.ParsePrefix(f[0])
 		if err != nil {
-			return false, false, ErrSyntax
+			return false, ErrSyntax
 		}
 		r.prefix = p.Masked()
 	default:
 		a, err := netip.ParseAddr(f[0])
 		if err != nil {
-			return false, false, ErrSyntax
+			return false, ErrSyntax
 		}
 		r.prefix = netip.PrefixFrom(a, a.BitLen())
 	}
-	if err := r.fields(f[1:]); err != nil {
-		return false, false, err
+	if !r.dflt {
+		r.fam = famOf(r.prefix.Addr())
 	}
-	if !r.prefix.Addr().Is4() {
-		return false, true, nil
+	if err := r.fields(f[1:]); err != nil {
+		return false, err
+	}
+	if r.fam == 6 {
+		return true, nil
 	}
 	r.valid = !skip
-	return skip, false, nil
+	return skip, nil
+}
+
+func famOf(a netip.Addr) int {
+	if a.Is4() {
+		return 4
+	}
+	return 6
+}
+
+// evidence records that an attribute shows the route to be of family fam (a default route's family
+// is decided by its attributes).
+func (r *ipRouteLine) evidence(fam int) {
+	if r.fam == 0 {
+		r.fam = fam
+	}
 }
 
 // fields reads the attributes after the prefix (or after "nexthop" on a continuation line). Only via,
@@ -331,7 +385,12 @@ func (r *ipRouteLine) fields(f []string) error {
 		switch f[i] {
 		case "via":
 			i++
+			other := 0 // "via inet6" (RTA_VIA): a gateway of the other family than the route's
 			if i < len(f) && (f[i] == "inet" || f[i] == "inet6") {
+				other = 4
+				if f[i] == "inet6" {
+					other = 6
+				}
 				i++
 			}
 			if i >= len(f) {
@@ -340,6 +399,11 @@ func (r *ipRouteLine) fields(f []string) error {
 			a, err := netip.ParseAddr(f[i])
 			if err != nil {
 				return ErrSyntax
+			}
+			if other != 0 {
+				r.evidence(10 - other)
+			} else {
+				r.evidence(famOf(a))
 			}
 			if r.gotHop { // a later next hop of a multipath route
 				r.multipath = true
@@ -355,6 +419,29 @@ func (r *ipRouteLine) fields(f []string) error {
 				continue
 			}
 			r.hop.Dev = f[i]
+		case "src":
+			i++
+			if i >= len(f) {
+				return ErrSyntax
+			}
+			a, err := netip.ParseAddr(f[i])
+			if err != nil {
+				return ErrSyntax
+			}
+			r.evidence(famOf(a))
+		case "pref": // only IPv6 routes have one
+			r.evidence(6)
+		case "from": // a source prefix: only IPv6 routes have one
+			r.evidence(6)
+			r.selective = true
+		case "tos", "dsfield":
+			r.selective = true
+		case "table":
+			i++
+			if i >= len(f) {
+				return ErrSyntax
+			}
+			r.table = f[i]
 		case "metric", "preference", "priority":
 			i++
 			if i >= len(f) {

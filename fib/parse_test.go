@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -209,5 +212,104 @@ func TestHopSetFull(t *testing.T) {
 	}
 	if n, err := hs.Assign(IPRouteNextHop{Dev: "x", Gateway: u32ToAddr(7)}); err != nil || n != 7 {
 		t.Fatalf("existing hop: %d %v", n, err)
+	}
+}
+
+// The files in testdata/iproute are the output of `ip route show table all` (iproute2 6.1, Linux 6.x)
+// in a network namespace with IPv4 and IPv6 routes of most kinds: plain, with -o (one line per route)
+// and with -d (details). They hold the same routes, so they parse to the same result.
+var tableAllWant = []struct {
+	prefix string
+	hop    IPRouteNextHop
+}{
+	{"0.0.0.0/0", IPRouteNextHop{"unicast", netip.MustParseAddr("192.0.2.1"), "d0"}},
+	{"10.0.0.0/8", IPRouteNextHop{"unicast", netip.MustParseAddr("192.0.2.1"), "d0"}}, // multipath: the first
+	{"100.64.0.0/10", IPRouteNextHop{"unicast", netip.MustParseAddr("fe80::1"), "d1"}},
+	{"192.0.2.0/24", IPRouteNextHop{"unicast", netip.Addr{}, "d0"}},
+	{"192.0.2.77/32", IPRouteNextHop{"unicast", netip.MustParseAddr("192.0.2.1"), "d0"}},
+	{"192.0.2.128/25", IPRouteNextHop{"unicast", netip.Addr{}, "d0"}},
+	{"198.18.0.0/15", IPRouteNextHop{"unicast", netip.MustParseAddr("198.51.100.1"), "d1"}},
+	{"198.20.0.0/16", IPRouteNextHop{"unicast", netip.MustParseAddr("192.0.2.1"), "d0"}},
+	{"198.21.0.0/16", IPRouteNextHop{"unicast", netip.MustParseAddr("192.0.2.1"), "d0"}},
+	{"198.22.0.0/16", IPRouteNextHop{"unicast", netip.Addr{}, "d1"}},
+	{"198.23.0.0/16", IPRouteNextHop{"unicast", netip.Addr{}, "d2"}},
+	{"198.51.100.0/24", IPRouteNextHop{"unicast", netip.Addr{}, "d1"}},
+	{"203.0.113.0/24", IPRouteNextHop{"blackhole", netip.Addr{}, ""}},
+	{"203.0.114.0/24", IPRouteNextHop{"unreachable", netip.Addr{}, ""}},
+	{"203.0.115.0/24", IPRouteNextHop{"prohibit", netip.Addr{}, ""}},
+	{"203.0.116.0/24", IPRouteNextHop{"throw", netip.Addr{}, ""}},
+	{"203.0.117.0/24", IPRouteNextHop{"unicast", netip.Addr{}, "d0"}},
+	{"203.0.118.0/24", IPRouteNextHop{"unicast", netip.MustParseAddr("10.9.9.9"), "d0"}},
+	{"127.0.0.0/8", IPRouteNextHop{"local", netip.Addr{}, "lo"}},
+	{"127.0.0.1/32", IPRouteNextHop{"local", netip.Addr{}, "lo"}},
+	{"192.0.2.5/32", IPRouteNextHop{"local", netip.Addr{}, "d0"}},
+	{"192.0.2.200/32", IPRouteNextHop{"local", netip.Addr{}, "d2"}},
+	{"198.51.100.9/32", IPRouteNextHop{"local", netip.Addr{}, "d1"}},
+}
+
+func TestParseIPRouteTableAll(t *testing.T) {
+	for _, name := range []string{"table-all.txt", "table-all-oneline.txt", "table-all-details.txt"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "iproute", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hs HopSet
+			routes, st, err := ParseIPRoute(bytes.NewReader(data), hs.Assign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range routes {
+				got = append(got, fmt.Sprintf("%v %+v", r.Prefix, hs.Hops[r.NextHop]))
+			}
+			var want []string
+			for _, w := range tableAllWant {
+				want = append(want, fmt.Sprintf("%v %+v", mp(w.prefix), w.hop))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("routes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// Skipped: the routes of tables 100 and 200, the tos route, three broadcast routes. IPv6: 16
+			// routes (two defaults among them).
+			if st.Routes != len(tableAllWant) || st.IPv6 != 16 || st.Skipped != 6 || st.Multipath != 2 {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// TestParseIPRouteIPv6Default: an IPv6 default route ("default" with an IPv6 gateway, or with pref, which
+// only IPv6 routes have) is an IPv6 route, whatever its metric and order.
+func TestParseIPRouteIPv6Default(t *testing.T) {
+	for _, in := range []string{
+		"default via fe80::1 dev eth0 proto ra metric 1 pref medium\ndefault via 192.0.2.1 dev eth0 metric 100\n",
+		"default via 192.0.2.1 dev eth0 metric 100\ndefault via fe80::1 dev eth0 proto ra metric 1 pref medium\n",
+		"default dev wg0 metric 1 pref medium\ndefault via 192.0.2.1 dev eth0 metric 100\n",
+		"default proto ra metric 1 pref medium\n\tnexthop via fe80::1 dev eth1 weight 1\n\tnexthop via fe80::2 dev eth1 weight 1\ndefault via 192.0.2.1 dev eth0 metric 100\n",
+		"default dev eth1 metric 1 src 2001:db8::5\ndefault via 192.0.2.1 dev eth0 metric 100\n",
+	} {
+		var hs HopSet
+		routes, st, err := ParseIPRoute(strings.NewReader(in), hs.Assign)
+		want := IPRouteNextHop{"unicast", netip.MustParseAddr("192.0.2.1"), "eth0"}
+		if err != nil || len(routes) != 1 || routes[0].Prefix != mp("0.0.0.0/0") || hs.Hops[routes[0].NextHop] != want || st.IPv6 != 1 {
+			t.Errorf("%q: got %v %v %+v %v; want 0.0.0.0/0 via 192.0.2.1 and one IPv6 route", in, routes, hs.Hops, st, err)
+		}
+	}
+	// An IPv4 default route via an IPv6 gateway is printed with "via inet6".
+	routes, st, err := ParseIPRoute(strings.NewReader("default via inet6 fe80::1 dev eth0\n"), (&HopSet{}).Assign)
+	if err != nil || len(routes) != 1 || routes[0].Prefix != mp("0.0.0.0/0") || st.IPv6 != 0 {
+		t.Errorf("via inet6: %v %+v %v", routes, st, err)
+	}
+}
+
+// TestParseIPRouteLocalTableFirst: a route of the local table wins over the same prefix in main (Linux
+// looks in the local table first), whatever the metrics.
+func TestParseIPRouteLocalTableFirst(t *testing.T) {
+	in := "192.0.2.5 via 192.0.2.1 dev eth0\nlocal 192.0.2.5 dev eth0 table local proto kernel scope host src 192.0.2.5 metric 7\n"
+	var hs HopSet
+	routes, _, err := ParseIPRoute(strings.NewReader(in), hs.Assign)
+	if err != nil || len(routes) != 1 || hs.Hops[routes[0].NextHop].Type != "local" {
+		t.Fatalf("got %v %v %v; want the local route", routes, hs.Hops, err)
 	}
 }
