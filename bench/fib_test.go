@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -22,7 +23,9 @@ import (
 )
 
 // The real table: 901,899 IPv4 prefixes (and IPv6 lines, skipped) of a full Internet table, shipped in
-// bart's module zip. It is located in the module cache at run time and never copied into this repository.
+// bart's module zip. bart is a dependency of this module, so building these tests puts the file in the
+// module cache; it is located there at run time and never copied into this repository. A test or
+// benchmark that needs it fails (it does not skip) when the file cannot be read.
 const realTableRel = "internal/tests/testdata/prefixes.txt.gz"
 
 type route struct {
@@ -41,12 +44,21 @@ var realTable struct {
 	err    error
 }
 
+// bartDir returns bart's directory in the module cache: from go list, else from go mod download (which
+// fetches the module if the cache lost it), else from the version this binary was built with.
 func bartDir() (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/gaissmai/bart").Output()
-	if err == nil && strings.TrimSpace(string(out)) != "" {
-		return strings.TrimSpace(string(out)), nil
+	if dir := strings.TrimSpace(string(out)); err == nil && dir != "" {
+		return dir, nil
 	}
-	// Fallback without the go command: the module cache and the version this binary was built with.
+	var dl struct{ Dir, Error string }
+	if out, derr := exec.Command("go", "mod", "download", "-json", "github.com/gaissmai/bart").Output(); derr == nil &&
+		json.Unmarshal(out, &dl) == nil && dl.Dir != "" {
+		return dl.Dir, nil
+	} else if err == nil {
+		err = fmt.Errorf("go mod download: %v %s", derr, dl.Error)
+	}
+	// Without the go command: the module cache and the version this binary was built with.
 	cache := os.Getenv("GOMODCACHE")
 	if cache == "" {
 		if gp := os.Getenv("GOPATH"); gp != "" {
@@ -67,45 +79,54 @@ func bartDir() (string, error) {
 
 func loadRealTable() ([]route, error) {
 	realTable.once.Do(func() {
-		dir, err := bartDir()
-		if err != nil {
-			realTable.err = fmt.Errorf("cannot locate module github.com/gaissmai/bart: %w", err)
-			return
-		}
-		f, err := os.Open(filepath.Join(dir, realTableRel))
-		if err != nil {
-			realTable.err = fmt.Errorf("real table missing from bart's module: %w", err)
-			return
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			realTable.err = err
-			return
-		}
-		sc := bufio.NewScanner(zr)
-		for sc.Scan() {
-			p, err := netip.ParsePrefix(strings.TrimSpace(sc.Text()))
-			if err != nil || !p.Addr().Is4() {
-				continue
-			}
-			p = p.Masked()
-			h := uint64(u32(p.Addr()))<<8 | uint64(p.Bits())
-			h *= 0x9E3779B97F4A7C15
-			realTable.routes = append(realTable.routes, route{p, uint32(h>>40) % numNextHops})
-		}
-		realTable.err = sc.Err()
+		realTable.routes, realTable.err = readRealTable()
 	})
 	return realTable.routes, realTable.err
 }
 
-func realRoutes(tb testing.TB) []route {
-	rs, err := loadRealTable()
+func readRealTable() ([]route, error) {
+	dir, err := bartDir()
 	if err != nil {
-		tb.Skipf("skipping: the real table (bart module zip, %s) is not available: %v", realTableRel, err)
+		return nil, fmt.Errorf("cannot locate module github.com/gaissmai/bart: %w", err)
+	}
+	f, err := os.Open(filepath.Join(dir, realTableRel))
+	if err != nil {
+		return nil, fmt.Errorf("real table missing from bart's module: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var routes []route
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		p, err := netip.ParsePrefix(strings.TrimSpace(sc.Text()))
+		if err != nil || !p.Addr().Is4() {
+			continue
+		}
+		p = p.Masked()
+		h := uint64(u32(p.Addr()))<<8 | uint64(p.Bits())
+		h *= 0x9E3779B97F4A7C15
+		routes = append(routes, route{p, uint32(h>>40) % numNextHops})
+	}
+	return routes, sc.Err()
+}
+
+func realRoutes(tb testing.TB) []route {
+	tb.Helper()
+	return realRoutesFrom(tb, loadRealTable)
+}
+
+// realRoutesFrom returns the routes load gives, or fails tb.
+func realRoutesFrom(tb testing.TB, load func() ([]route, error)) []route {
+	tb.Helper()
+	rs, err := load()
+	if err != nil {
+		tb.Fatalf("the real table (bart's module, %s) is not available: %v; `go -C bench mod download` puts it in the module cache", realTableRel, err)
 	}
 	if len(rs) < 100000 {
-		tb.Skipf("skipping: the real table has only %d IPv4 prefixes", len(rs))
+		tb.Fatalf("the real table (bart's module, %s) has only %d IPv4 prefixes", realTableRel, len(rs))
 	}
 	return rs
 }
@@ -313,6 +334,45 @@ func BenchmarkFIBLookup(b *testing.B) {
 		})
 	}
 	runtime.KeepAlive(d)
+}
+
+// recordingTB is a testing.TB that records Skip and Fatal calls (each ends the calling goroutine, as
+// the real ones do).
+type recordingTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (r *recordingTB) Helper()               {}
+func (r *recordingTB) Skipf(string, ...any)  { r.skipped = true; runtime.Goexit() }
+func (r *recordingTB) Skip(...any)           { r.skipped = true; runtime.Goexit() }
+func (r *recordingTB) SkipNow()              { r.skipped = true; runtime.Goexit() }
+func (r *recordingTB) Fatalf(string, ...any) { r.failed = true; runtime.Goexit() }
+func (r *recordingTB) Fatal(...any)          { r.failed = true; runtime.Goexit() }
+func (r *recordingTB) FailNow()              { r.failed = true; runtime.Goexit() }
+func (r *recordingTB) Errorf(string, ...any) { r.failed = true }
+
+// TestRealTableMissingFails: when the real table cannot be read (or is too small), the FIB tests fail
+// rather than skip, so that CI cannot pass without them; and the table is there.
+func TestRealTableMissingFails(t *testing.T) {
+	for _, load := range []func() ([]route, error){
+		func() ([]route, error) { return nil, os.ErrNotExist },
+		func() ([]route, error) { return make([]route, 10), nil },
+	} {
+		rec := &recordingTB{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			realRoutesFrom(rec, load)
+		}()
+		<-done
+		if !rec.failed || rec.skipped {
+			t.Errorf("a missing real table: failed %v, skipped %v; want a failure", rec.failed, rec.skipped)
+		}
+	}
+	if rs, err := loadRealTable(); err != nil || len(rs) < 900000 {
+		t.Fatalf("the real table: %d routes, %v", len(rs), err)
+	}
 }
 
 // TestFIBRealTableAgrees checks wirespeed's fib against bart.Fast and the DIR-24-8 reference on the real

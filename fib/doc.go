@@ -20,5 +20,6 @@
 // without a reference count (the lesson of Linux's per-packet dst refcounts).
 //
 // ParseRoutes reads "a.b.c.d/len [nexthop]" lines, gzip-compressed or not; ParseIPRoute reads the output of
-// `ip -4 route show`. Both are all or nothing and report the line number of the first bad line.
+// `ip -4 route show` or `ip route show table all` (skipping the IPv6 routes). Both are all or nothing and
+// report the line number and the word of the first bad line.
 package fib

@@ -40,17 +40,31 @@ func ExampleParseIPRoute() {
 	const show = `default via 192.0.2.1 dev eth0 proto static
 192.0.2.0/24 dev eth0 proto kernel scope link src 192.0.2.5
 198.51.100.0/24 via 192.0.2.1 dev eth0
+blackhole 203.0.113.0/24 proto static
+default via fe80::1 dev eth0 proto ra metric 1024 pref medium
 `
 	var hops fib.HopSet
 	var t fib.Table
-	if _, err := t.LoadIPRoute(strings.NewReader(show), hops.Assign); err != nil {
+	st, err := t.LoadIPRoute(strings.NewReader(show), hops.Assign)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	nh, _ := t.Lookup(netip.MustParseAddr("192.0.2.77"))
-	fmt.Printf("%d routes; 192.0.2.77 -> %+v\n", t.Len(), hops.Hops[nh])
+	// One NextHop per distinct (type, gateway, device); the blackhole's drops frames.
+	var nexthops fib.NextHops
+	for i, h := range hops.Hops {
+		nexthops.Set(uint32(i), fib.NextHop{Ifindex: 1, DSAPort: -1, Flags: h.Flags()})
+	}
+	fmt.Printf("%d routes, %d IPv6 skipped\n", t.Len(), st.IPv6)
+	for _, a := range []string{"192.0.2.77", "203.0.113.9"} {
+		nh, _ := t.Lookup(netip.MustParseAddr(a))
+		e, _ := nexthops.Get(nh)
+		fmt.Printf("%s -> %+v, drop %v\n", a, hops.Hops[nh], e.Flags&fib.NextHopDrop != 0)
+	}
 	// Output:
-	// 3 routes; 192.0.2.77 -> {Type:unicast Gateway:invalid IP Dev:eth0}
+	// 4 routes, 1 IPv6 skipped
+	// 192.0.2.77 -> {Type:unicast Gateway:invalid IP Dev:eth0}, drop false
+	// 203.0.113.9 -> {Type:blackhole Gateway:invalid IP Dev:}, drop true
 }
 
 func ExampleNextHops() {

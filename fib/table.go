@@ -185,9 +185,11 @@ func (s *snapshot) lookup(a uint32) uint32 {
 }
 
 // LookupBatch looks up addrs[i] (IPv4 addresses as in LookupU32) and writes the next hop, or NoRoute, to
-// out[i], for i < min(len(addrs), len(out)); it returns that count. It interleaves 32 independent walks
-// level by level so that their memory loads overlap, which makes it several times faster per address
-// than LookupU32 on traffic that misses the caches. It makes one atomic load for the whole call.
+// out[i], for i < min(len(addrs), len(out)); it returns that count. out may be addrs itself (the lookup
+// is then done in place); other overlaps of the two slices give undefined results. It interleaves 32
+// independent walks level by level so that their memory loads overlap, which makes it several times
+// faster per address than LookupU32 on traffic that misses the caches. It makes one atomic load for the
+// whole call.
 func (t *Table) LookupBatch(addrs, out []uint32) int {
 	n := min(len(addrs), len(out))
 	s := t.cur.Load()
@@ -212,17 +214,20 @@ const batchLanes = 32
 // lookup32 walks 32 addresses at once, stage by stage over the lanes, so that the loads of different lanes
 // are independent and overlap: first all direct-pointing entries, then the first node level of the lanes
 // that have one (one popcount per lane: the child or the leaf vector is selected without a branch), then
-// the rare deeper walks, then all leaf loads.
+// the rare deeper walks, then all leaf loads. o may be a: lane i reads a[i] before it writes o[i], and the
+// deeper walks read the low address byte they need (the levels below the first node level) from lo, not
+// from a.
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	const K = batchLanes
 	var ent, li [K]uint32
-	var vs [K]uint8
+	var vs, lo [K]uint8
 	var pend, deep uint32
 	for i := range K {
 		x := a[i]
 		e := s.dir[x>>(32-dirBits)][(x>>slotShift)&(chunkSize-1)]
 		ent[i] = e &^ nodeBit
 		vs[i] = 63 - uint8(x>>(32-dpBits-6))&63 // 63 - the first node level's entry v
+		lo[i] = uint8(x)                        // bits 7..0: the entries of the levels below
 		o[i] = e - 1
 		pend |= (e >> 31) << i
 	}
@@ -237,7 +242,7 @@ func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	}
 	for m := deep; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		k := uint64(a[i]) << 4
+		k := uint64(lo[i]) << 4 // the 36-bit padded key's bits 11..0 (the shifts below read no higher bit)
 		n := &nodes[li[i]]
 		for sh := uint(rootShift - 6); ; sh -= 6 {
 			v := (k >> (sh & 63)) & 63

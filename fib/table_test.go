@@ -14,8 +14,10 @@ import (
 func checkAgainst(t *testing.T, tb *Table, ref *refLPM, ps []uint32) {
 	t.Helper()
 	out := make([]uint32, len(ps))
-	// Odd offsets and lengths exercise the batch path's tail.
 	tb.LookupBatch(ps, out)
+	// In place: out is the input slice itself.
+	inPlace := slices.Clone(ps)
+	tb.LookupBatch(inPlace, inPlace)
 	bad := 0
 	for i, a := range ps {
 		want, wok := ref.lookup(a)
@@ -31,6 +33,10 @@ func checkAgainst(t *testing.T, tb *Table, ref *refLPM, ps []uint32) {
 		}
 		if out[i] != want {
 			t.Errorf("LookupBatch[%d](%v) = %d; want %d", i, u32ToAddr(a), out[i], want)
+			bad++
+		}
+		if inPlace[i] != want {
+			t.Errorf("LookupBatch(a, a)[%d](%v) = %d; want %d", i, u32ToAddr(a), inPlace[i], want)
 			bad++
 		}
 		if bad > 10 {
@@ -308,6 +314,61 @@ func TestBasicsAndZeroValue(t *testing.T) {
 	}
 	if st := tb.Stats(); st.Routes != 3 || st.Nodes == 0 || st.LookupBytes == 0 {
 		t.Errorf("Stats = %+v", st)
+	}
+}
+
+// TestLookupBatchInPlace: LookupBatch(a, a) gives the answers of LookupU32 and of the naive reference,
+// also for lanes whose walk goes below the first node level (routes longer than /24), in full batches of
+// 32 and in the tail, at every alignment of the batch in the slice.
+func TestLookupBatchInPlace(t *testing.T) {
+	var tb Table
+	for _, r := range []Route{{mp("10.1.2.0/24"), 2}, {mp("10.1.2.128/25"), 3}} {
+		if err := tb.Insert(r.Prefix, r.NextHop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := make([]uint32, 32)
+	for i := range a {
+		a[i] = 0x0A0102B8 // 10.1.2.184
+	}
+	tb.LookupBatch(a, a)
+	for i, nh := range a {
+		if nh != 3 {
+			t.Fatalf("LookupBatch(a, a)[%d] = %d; want 3 (LookupU32 gives 3)", i, nh)
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(11, 12))
+	for it := range 20 {
+		// Deep routes: lengths 19..32 in a narrow window, over a few short ones.
+		routes := randomTable(rng, 20+rng.IntN(2000), uint32(1+rng.IntN(50)), true)
+		for i := range routes {
+			if rng.IntN(4) != 0 {
+				a, _, _ := prefixKey(routes[i].Prefix)
+				routes[i].Prefix = pfx(a|rng.Uint32()&0xFF, 19+rng.IntN(14))
+			}
+		}
+		var tb Table
+		if err := tb.Replace(routes); err != nil {
+			t.Fatal(err)
+		}
+		ref := refFrom(routes)
+		ps := probes(rng, routes, 500)
+		off := it % 7
+		buf := slices.Clone(ps)
+		n := tb.LookupBatch(buf[off:], buf[off:])
+		if n != len(ps)-off {
+			t.Fatalf("LookupBatch returned %d, want %d", n, len(ps)-off)
+		}
+		for i, a := range ps[off:] {
+			want, _ := ref.lookup(a)
+			if got, _ := tb.LookupU32(a); got != want {
+				t.Fatalf("LookupU32(%v) = %d; want %d", u32ToAddr(a), got, want)
+			}
+			if buf[off+i] != want {
+				t.Fatalf("table %d: LookupBatch(a, a)[%d](%v) = %d; want %d", it, i, u32ToAddr(a), buf[off+i], want)
+			}
+		}
 	}
 }
 
