@@ -53,7 +53,7 @@ default via fe80::1 dev eth0 proto ra metric 1024 pref medium
 	// One NextHop per distinct (type, gateway, device); the blackhole's drops frames.
 	var nexthops fib.NextHops
 	for i, h := range hops.Hops {
-		nexthops.Set(uint32(i), fib.NextHop{Ifindex: 1, DSAPort: -1, Flags: h.Flags()})
+		nexthops.Set(uint32(i), fib.NextHop{Ifindex: 1, Flags: h.Flags()})
 	}
 	fmt.Printf("%d routes, %d IPv6 skipped\n", t.Len(), st.IPv6)
 	for _, a := range []string{"192.0.2.77", "203.0.113.9"} {
