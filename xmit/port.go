@@ -57,6 +57,10 @@ type LinkStater interface {
 var ErrNotEmpty = errors.New("xmit: Recv into a non-empty batch")
 
 // Stats are a port's counters since it was opened. Frames are counted without FCS.
+//
+// Every frame handed to Send is counted once, in TxPackets or in TxDropped. TxLost counts the frames
+// of TxPackets that the port learned later never left it, so TxPackets-TxLost frames were handed to
+// the interface.
 type Stats struct {
 	RxPackets uint64 // frames handed to Recv's callers
 	RxBytes   uint64
@@ -66,14 +70,18 @@ type Stats struct {
 	TxDropped uint64 // frames Send released without queueing: queue full, link down, too big, closed
 	TxCopied  uint64 // frames Send had to copy from a foreign arena
 	Errors    uint64 // system-call or ring errors
+	// TxLost counts frames of TxPackets that never left the port: the kernel took them off the
+	// port's transmit queue and dropped them (an AF_XDP socket whose interface went down or lost
+	// its carrier as it sent), the kernel skipped them as invalid, or Close found them still queued.
+	TxLost uint64
 }
 
 // Add returns the field-wise sum of s and o.
 func (s Stats) Add(o Stats) Stats {
 	return Stats{
-		s.RxPackets + o.RxPackets, s.RxBytes + o.RxBytes, s.RxDropped + o.RxDropped,
-		s.TxPackets + o.TxPackets, s.TxBytes + o.TxBytes, s.TxDropped + o.TxDropped,
-		s.TxCopied + o.TxCopied, s.Errors + o.Errors,
+		RxPackets: s.RxPackets + o.RxPackets, RxBytes: s.RxBytes + o.RxBytes, RxDropped: s.RxDropped + o.RxDropped,
+		TxPackets: s.TxPackets + o.TxPackets, TxBytes: s.TxBytes + o.TxBytes, TxDropped: s.TxDropped + o.TxDropped,
+		TxCopied: s.TxCopied + o.TxCopied, Errors: s.Errors + o.Errors, TxLost: s.TxLost + o.TxLost,
 	}
 }
 
@@ -85,8 +93,8 @@ type Counters struct {
 	rxPackets, rxBytes, rxDropped atomic.Uint64
 	_                             [128 - 24]byte
 	txPackets, txBytes, txDropped atomic.Uint64
-	txCopied, errors              atomic.Uint64
-	_                             [128 - 40]byte
+	txCopied, errors, txLost      atomic.Uint64
+	_                             [128 - 48]byte
 }
 
 // Rx counts a received batch.
@@ -126,6 +134,13 @@ func (c *Counters) TxCopy(n int) {
 	}
 }
 
+// TxLose counts frames counted by Tx that turned out never to leave.
+func (c *Counters) TxLose(n int) {
+	if n > 0 {
+		c.txLost.Add(uint64(n))
+	}
+}
+
 // Error counts an error.
 func (c *Counters) Error() { c.errors.Add(1) }
 
@@ -134,6 +149,6 @@ func (c *Counters) Stats() Stats {
 	return Stats{
 		RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(), RxDropped: c.rxDropped.Load(),
 		TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(), TxDropped: c.txDropped.Load(),
-		TxCopied: c.txCopied.Load(), Errors: c.errors.Load(),
+		TxCopied: c.txCopied.Load(), Errors: c.errors.Load(), TxLost: c.txLost.Load(),
 	}
 }

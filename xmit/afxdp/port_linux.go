@@ -524,6 +524,11 @@ func (p *Port) publishReaped(prod uint32) {
 
 // kickTx makes the kernel transmit what is on the TX ring. In copy mode the kernel transmits only
 // inside sendto, so it is always called; in zero-copy mode only when the kernel asks.
+//
+// In copy mode EBUSY means the kernel took one frame off the ring and the device dropped it (it is
+// down or has no carrier): the frame's chunk comes back through the completion ring like a sent
+// one's, so the frame is counted in TxLost here. ENETDOWN (the interface is down) leaves the frames
+// on the ring until it is up again or Close.
 func (p *Port) kickTx() {
 	if p.mode == ModeZeroCopy && p.wakeup && !p.tx.needWakeup() {
 		return
@@ -537,7 +542,12 @@ func (p *Port) kickTx() {
 			if p.tx.cached == p.tx.local || e == 0 && p.mode == ModeZeroCopy {
 				return
 			}
-		case unix.EBUSY, unix.ENOBUFS:
+		case unix.EBUSY:
+			if p.mode != ModeZeroCopy {
+				p.c.TxLose(1)
+			}
+			return
+		case unix.ENOBUFS:
 			return
 		default: // ENETDOWN, ENXIO: frames stay on the ring until the link is back or Close
 			p.c.Error()
@@ -648,17 +658,22 @@ func (p *Port) XDPStats() (XDPStats, error) {
 }
 
 // Stats implements xmit.Port. RxDropped includes the kernel's drops for the socket (XDP_STATISTICS
-// rx_dropped and rx_ring_full) and Errors its invalid descriptors.
+// rx_dropped and rx_ring_full) and Errors its invalid descriptors. TxLost counts the frames the TX
+// ring took that never left: those the kernel took off the ring and the device dropped (sendto
+// answered EBUSY: the interface went down or lost its carrier), TX descriptors the kernel skipped
+// as invalid (XDP_STATISTICS tx_invalid_descs), and those Close found still on the ring.
 func (p *Port) Stats() xmit.Stats {
 	s := p.c.Stats()
 	x, _ := p.XDPStats()
 	s.RxDropped += x.RxDropped + x.RxRingFull
 	s.Errors += x.RxInvalidDescs + x.TxInvalidDescs
+	s.TxLost += x.TxInvalidDescs
 	return s
 }
 
 // Close detaches the socket from the XDP program (unloading it with the interface's last port),
-// closes the socket and reclaims every chunk its rings held. A goroutine blocked in Wait returns
+// closes the socket and reclaims every chunk its rings held; frames still on the TX ring, which the
+// kernel never took, are counted in Stats().TxLost. A goroutine blocked in Wait returns
 // ErrClosed; Recv and Send in progress finish first. Frames the caller still holds stay valid
 // until released; a private UMEM is unmapped after the last one. Closing twice is harmless.
 func (p *Port) Close() error {
@@ -680,7 +695,17 @@ func (p *Port) Close() error {
 			p.umem.mu.Unlock()
 			p.publishReaped(cprod)
 		}
+	} else if p.tx.local != atomic.LoadUint32(p.tx.cons) {
+		// Frames a Send left on the TX ring (the kernel's budget or the completion ring ran out):
+		// give the kernel one more chance to take them.
+		p.umem.mu.Lock()
+		cprod := p.reapLocked()
+		p.umem.mu.Unlock()
+		p.publishReaped(cprod)
+		p.kickTx()
 	}
+	// Frames still on the TX ring were never taken by the kernel: Close discards them.
+	p.c.TxLose(int(p.tx.local - atomic.LoadUint32(p.tx.cons)))
 	p.XDPStats() // keep the final counters
 	if p.prog != nil {
 		p.prog.release(p.queue)
