@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/ifstats"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 	"golang.org/x/sys/unix"
@@ -26,7 +27,16 @@ const (
 	// queue closed.
 	bindTries = 50
 	bindPause = 10 * time.Millisecond
+	// kernelStatsEvery: Stats reads the interface's kernel counters at most this often.
+	kernelStatsEvery = 100 * time.Millisecond
 )
+
+// carrierEvery: Send reads the interface's carrier at most this often.
+const carrierEvery = time.Millisecond
+
+var epoch = time.Now()
+
+func nanotime() int64 { return int64(time.Since(epoch)) }
 
 // Port is one queue of an interface through an AF_XDP socket. It implements xmit.Port,
 // xmit.Waiter and xmit.LinkStater.
@@ -66,11 +76,18 @@ type Port struct {
 	tx      ring
 	comp    ring
 	scratch []frame.Frame
-	_       [64]byte
+	// Send's view of the carrier (see carrier): read at most every linkEvery.
+	linkIfr   *unix.Ifreq
+	linkAt    int64 // nanotime of the last reading
+	linkEvery int64
+	linkUp    bool
+	_         [64]byte
 
 	statsMu  sync.Mutex
 	fdClosed bool
 	last     XDPStats
+	ifr      *unix.Ifreq      // LinkUp's
+	ks       *ifstats.Tracker // the interface's kernel counters (nil if they cannot be read)
 
 	c xmit.Counters
 }
@@ -285,6 +302,18 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		return nil, fmt.Errorf("afxdp: socket: %w", err)
 	}
 	p.pfd = [2]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(p.efd), Events: unix.POLLIN}}
+	if p.ifr, err = unix.NewIfreq(ifi.Name); err != nil {
+		return nil, fmt.Errorf("afxdp: %s: %w", ifi.Name, err)
+	}
+	if p.linkIfr, err = unix.NewIfreq(ifi.Name); err != nil {
+		return nil, fmt.Errorf("afxdp: %s: %w", ifi.Name, err)
+	}
+	p.linkEvery, p.linkAt = int64(carrierEvery), nanotime()
+	p.linkUp = p.readLink(p.linkIfr)
+	if p.ks, err = ifstats.Track(ifi.Index, kernelStatsEvery); err != nil {
+		p.ks, err = nil, nil // the port works without them; Stats().Errors says they are missing
+		p.c.Error()
+	}
 	// Give the kernel half of what is free (all of it up to the ring size for a private UMEM
 	// whose other half serves TX copies and refills).
 	u.mu.Lock()
@@ -415,7 +444,9 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 // Send implements xmit.Port. Frames of the port's UMEM (received on it or on another port sharing
 // it) go on the TX ring as they are; frames of another arena are copied into free chunks first.
 // Frames the TX ring has no room for, longer than the MTU allows, or shorter than an Ethernet
-// header are released and counted in TxDropped. Send also reaps the completion ring and kicks the
+// header are released and counted in TxDropped, and so is the whole batch while the interface is
+// down or without a carrier (LinkUp false; Send reads it at most once a millisecond), which the
+// kernel would drop or leave on the ring. Send also reaps the completion ring and kicks the
 // kernel; calling it with an empty batch does only that.
 func (p *Port) Send(b *frame.Batch) (int, error) {
 	p.txMu.Lock()
@@ -426,6 +457,19 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 		return 0, xmit.ErrClosed
 	}
 	u := p.umem
+	if !p.carrier() {
+		// Down or without a carrier: the kernel would drop what it takes off the TX ring (or
+		// leave it there), so the frames are dropped and counted here and the ring is not kicked.
+		n := len(b.Frames)
+		b.Free()
+		u.mu.Lock()
+		cprod := p.reapLocked()
+		u.mu.Unlock()
+		p.publishReaped(cprod)
+		p.txMu.Unlock()
+		p.c.TxDrop(n)
+		return 0, nil
+	}
 	if len(b.Frames) > 0 && b.Owner != frame.Owner(u) {
 		p.copyIn(b)
 	}
@@ -634,12 +678,28 @@ func (p *Port) LinkUp() bool {
 	if p.fdClosed {
 		return false
 	}
-	ifr, err := unix.NewIfreq(p.name)
-	if err != nil || unix.IoctlIfreq(p.ctl, unix.SIOCGIFFLAGS, ifr) != nil {
+	return p.readLink(p.ifr)
+}
+
+// readLink reads the interface's flags (SIOCGIFFLAGS on the port's control socket, in the port's
+// network namespace) and reports whether it is up with a carrier: IFF_UP and IFF_RUNNING (the
+// operational state the kernel derives from the carrier). The socket must be open.
+func (p *Port) readLink(ifr *unix.Ifreq) bool {
+	if unix.IoctlIfreq(p.ctl, unix.SIOCGIFFLAGS, ifr) != nil {
 		return false
 	}
 	f := ifr.Uint16()
 	return f&unix.IFF_UP != 0 && f&unix.IFF_RUNNING != 0
+}
+
+// carrier is Send's view of LinkUp, read again when the last reading is carrierEvery old: one ioctl
+// a millisecond at most, not one per batch. Under txMu, the port open.
+func (p *Port) carrier() bool {
+	if now := nanotime(); now-p.linkAt >= p.linkEvery {
+		p.linkAt = now
+		p.linkUp = p.readLink(p.linkIfr)
+	}
+	return p.linkUp
 }
 
 // XDPStats reads the kernel's counters for the socket (the last values after Close).
@@ -661,13 +721,23 @@ func (p *Port) XDPStats() (XDPStats, error) {
 // rx_dropped and rx_ring_full) and Errors its invalid descriptors. TxLost counts the frames the TX
 // ring took that never left: those the kernel took off the ring and the device dropped (sendto
 // answered EBUSY: the interface went down or lost its carrier), TX descriptors the kernel skipped
-// as invalid (XDP_STATISTICS tx_invalid_descs), and those Close found still on the ring.
+// as invalid (XDP_STATISTICS tx_invalid_descs), and those Close found still on the ring. The
+// Kernel* fields are the interface's own counters (see xmit.Stats), read over rtnetlink at most
+// every 100 ms and a last time at Close.
 func (p *Port) Stats() xmit.Stats {
+	var k ifstats.Counters
+	if p.ks != nil {
+		var err error
+		if k, _, err = p.ks.Counters(); err != nil {
+			p.c.Error()
+		}
+	}
 	s := p.c.Stats()
 	x, _ := p.XDPStats()
 	s.RxDropped += x.RxDropped + x.RxRingFull
 	s.Errors += x.RxInvalidDescs + x.TxInvalidDescs
 	s.TxLost += x.TxInvalidDescs
+	k.AddTo(&s)
 	return s
 }
 
@@ -723,5 +793,8 @@ func (p *Port) Close() error {
 	p.umem.detach(p.slot, p.private)
 	p.txMu.Unlock()
 	p.rxMu.Unlock()
+	if p.ks != nil {
+		p.ks.Close() // the final reading of the interface's counters
+	}
 	return nil
 }
