@@ -10,6 +10,9 @@ import (
 // Sentinel errors.
 var (
 	ErrClosed = errors.New("xmit: port closed")
+	// ErrNoInterface is wrapped by the errors of the back-ends' Open when the interface named does
+	// not exist in the network namespace of the calling thread.
+	ErrNoInterface = errors.New("xmit: no such network interface")
 )
 
 // Port is one receive queue and one transmit queue of a network interface (or of an in-memory

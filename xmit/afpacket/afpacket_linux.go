@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/ifstats"
+	"github.com/wirespeed/wirespeed/internal/syserr"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -113,6 +114,10 @@ func sysErr(name string, err error) error { return os.NewSyscallError(name, err)
 
 // Open opens an AF_PACKET socket on the interface ifname (in the network namespace of the calling
 // thread), maps its receive ring and binds it. A nil cfg means defaults.
+//
+// Its errors name the interface. A missing interface wraps xmit.ErrNoInterface; a socket refused
+// for want of privilege (errors.Is(err, os.ErrPermission)) says that it needs CAP_NET_RAW and
+// whether the process lacks it.
 func Open(ifname string, cfg *Config) (*Port, error) {
 	c, err := cfg.withDefaults(unix.Getpagesize())
 	if err != nil {
@@ -140,18 +145,23 @@ func open(ifname string, c Config) (_ *Port, err error) {
 			}
 		}
 	}()
+	// The interface first, with no privilege needed, so that a missing one is reported as such.
+	if p.ifindex, _, err = syserr.Interface(ifname); err != nil {
+		return nil, err
+	}
 	// Protocol 0: the socket receives nothing until bind, so no frame of another interface slips in.
 	p.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, sysErr("socket", err)
+		err = sysErr("socket", err)
+		if syserr.IsPermission(err) {
+			err = syserr.WithHint(err, syserr.Hint("an AF_PACKET socket", []syserr.Cap{syserr.NetRaw},
+				"a security policy (seccomp, SELinux, AppArmor) or a user namespace that does not own the network namespace refuses it"))
+		}
+		return nil, err
 	}
 	if p.ifr, err = unix.NewIfreq(ifname); err != nil {
 		return nil, err
 	}
-	if err = unix.IoctlIfreq(p.fd, unix.SIOCGIFINDEX, p.ifr); err != nil {
-		return nil, sysErr("ioctl(SIOCGIFINDEX)", err)
-	}
-	p.ifindex = int(p.ifr.Uint32())
 	if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
 		return nil, sysErr("setsockopt(PACKET_VERSION)", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/ifstats"
+	"github.com/wirespeed/wirespeed/internal/syserr"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 	"golang.org/x/sys/unix"
@@ -101,7 +104,34 @@ var (
 // Open binds an AF_XDP socket to queue of the interface ifname (nil cfg: defaults), loading and
 // attaching the redirect program unless cfg.NoProgram. The socket and the program belong to the
 // network namespace of the calling thread.
+//
+// Its errors name the interface and the queue. A missing interface wraps xmit.ErrNoInterface; a
+// refusal for want of privilege (errors.Is(err, os.ErrPermission)) says which capabilities the step
+// needs and which the process lacks: CAP_BPF and CAP_NET_ADMIN for the XDP program, CAP_NET_RAW
+// for the socket; an UMEM over RLIMIT_MEMLOCK says so.
 func Open(ifname string, queue int, cfg *Config) (*Port, error) {
+	p, err := open(ifname, queue, cfg)
+	if err != nil {
+		return nil, &openError{ifname, queue, err}
+	}
+	return p, nil
+}
+
+// openError is an error of Open: "afxdp: open IFNAME queue N: " and what failed.
+type openError struct {
+	ifname string
+	queue  int
+	err    error
+}
+
+func (e *openError) Error() string {
+	msg := strings.ReplaceAll(strings.TrimPrefix(e.err.Error(), "afxdp: "), ": afxdp: ", ": ")
+	return fmt.Sprintf("afxdp: open %s queue %d: %s", e.ifname, e.queue, msg)
+}
+
+func (e *openError) Unwrap() error { return e.err }
+
+func open(ifname string, queue int, cfg *Config) (*Port, error) {
 	var c Config
 	if cfg != nil {
 		c = *cfg
@@ -115,10 +145,11 @@ func Open(ifname string, queue int, cfg *Config) (*Port, error) {
 	if queue < 0 || queue >= xskMapEntries {
 		return nil, fmt.Errorf("afxdp: queue %d out of range", queue)
 	}
-	ifi, err := net.InterfaceByName(ifname)
+	index, mtu, err := syserr.Interface(ifname)
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: %w", err)
+		return nil, err
 	}
+	ifi := &net.Interface{Index: index, MTU: mtu, Name: ifname}
 	u := c.UMEM
 	private := u == nil
 	if private {
@@ -175,7 +206,12 @@ func Open(ifname string, queue int, cfg *Config) (*Port, error) {
 func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_ *Port, err error) {
 	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: socket: %w", err)
+		err = os.NewSyscallError("socket(AF_XDP)", err)
+		if syserr.IsPermission(err) {
+			err = syserr.WithHint(err, syserr.Hint("an AF_XDP socket", []syserr.Cap{syserr.NetRaw},
+				"a security policy (seccomp, SELinux, AppArmor) or a user namespace that does not own the network namespace refuses it"))
+		}
+		return nil, err
 	}
 	p := &Port{name: ifi.Name, ifindex: ifi.Index, queue: queue, fd: fd, efd: -1, ctl: -1, umem: u, mode: mode}
 	p.maxLen = min(ifi.MTU+frame.EtherLen+2*vlan.HeaderLen, int(u.frameSize)-copyHeadroom)
@@ -221,7 +257,13 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 			Headroom: u.headroom,
 		}
 		if err = setsockopt(fd, unix.SOL_XDP, unix.XDP_UMEM_REG, unsafe.Pointer(&reg), unsafe.Sizeof(reg)); err != nil {
-			return nil, fmt.Errorf("afxdp: setsockopt XDP_UMEM_REG: %w", err)
+			err = os.NewSyscallError("setsockopt(XDP_UMEM_REG)", err)
+			if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) {
+				if h := syserr.Memlock("the UMEM", len(u.mem)); h != "" {
+					err = syserr.WithHint(err, h)
+				}
+			}
+			return nil, err
 		}
 	}
 	n := c.RingSize
@@ -276,7 +318,7 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		time.Sleep(bindPause)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: bind %s queue %d (%s): %w", ifi.Name, queue, mode, err)
+		return nil, fmt.Errorf("bind (%s mode): %w", mode, err)
 	}
 	if shareFD < 0 {
 		u.mu.Lock()
