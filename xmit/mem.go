@@ -35,6 +35,7 @@ type MemPort struct {
 	link   *atomic.Bool
 	mtu    int
 	closed atomic.Bool
+	timer  *time.Timer // Wait's timeout, made by its first call with one and reused (receiving goroutine only)
 	c      Counters
 }
 
@@ -229,7 +230,9 @@ func (p *MemPort) adopt(b *frame.Batch) error {
 }
 
 // Wait blocks until the peer has sent something, the timeout passes (timeoutNs < 0: no timeout) or
-// the port is closed. Call it from the receiving goroutine when Recv returned 0.
+// the port is closed. Call it from the receiving goroutine when Recv returned 0. It allocates nothing
+// (one timer per port, made by the first Wait with a timeout, is reset for each later one); it may
+// return before the timeout with nothing to receive.
 func (p *MemPort) Wait(timeoutNs int64) error {
 	q := p.rx
 	q.waiting.Store(true)
@@ -247,10 +250,23 @@ func (p *MemPort) Wait(timeoutNs int64) error {
 		<-q.notify
 		return nil
 	}
-	t := time.NewTimer(time.Duration(timeoutNs))
-	defer t.Stop()
+	t := p.timer
+	if t == nil {
+		t = time.NewTimer(time.Duration(timeoutNs))
+		p.timer = t
+	} else {
+		t.Reset(time.Duration(timeoutNs))
+	}
 	select {
 	case <-q.notify:
+		if !t.Stop() {
+			// Fired meanwhile: with asynchronous timer channels (GODEBUG asynctimerchan=1) its
+			// value may wait in the channel, where the next Wait would take it for its own.
+			select {
+			case <-t.C:
+			default:
+			}
+		}
 	case <-t.C:
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -313,4 +314,65 @@ func BenchmarkPipe(b *testing.B) {
 		z.Recv(fb)
 	}
 	m.Report(b, max(n, 64*b.N))
+}
+
+// TestPipeWaitZeroAllocs: Wait allocates nothing, whether it returns because its timeout passed or
+// because the peer sent a frame while it waited (with a timeout that cannot pass first).
+func TestPipeWaitZeroAllocs(t *testing.T) {
+	p := newPool(t, 64)
+	a, z := Pipe(p, nil)
+	sb, rb := frame.NewBatch(1), frame.NewBatch(1)
+	kick, sent := make(chan struct{}), make(chan struct{})
+	go func() { // sends one frame each time it is kicked, once z is (most likely) blocked in Wait
+		for range kick {
+			for !z.rx.waiting.Load() {
+				runtime.Gosched()
+			}
+			time.Sleep(100 * time.Microsecond)
+			if n, _ := p.Alloc(sb, 1); n == 1 {
+				sb.Frames[0].Resize(60)
+				a.Send(sb)
+			}
+			sent <- struct{}{}
+		}
+	}()
+	defer close(kick)
+
+	var errs, early int
+	timeouts := testing.AllocsPerRun(50, func() {
+		if z.Wait(int64(20*time.Microsecond)) != nil {
+			errs++
+		}
+		if n, _ := z.Recv(rb); n != 0 { // nothing was sent: Wait returned on its timeout
+			early++
+			rb.Free()
+		}
+	})
+	if errs != 0 || early != 0 {
+		t.Fatalf("Wait on an idle link: %d errors, %d times a frame appeared", errs, early)
+	}
+	var received, wakeups int
+	datas := testing.AllocsPerRun(50, func() {
+		kick <- struct{}{}
+		for got := 0; got == 0; { // a wake-up left over from the previous round may come first
+			if z.Wait(int64(time.Hour)) != nil {
+				errs++
+				break
+			}
+			wakeups++
+			got, _ = z.Recv(rb)
+			received += got
+			rb.Free()
+		}
+		<-sent
+	})
+	if errs != 0 || received != 51 {
+		t.Fatalf("Wait for data: %d errors, %d frames received in %d wake-ups, want 51", errs, received, wakeups)
+	}
+	if timeouts != 0 || datas != 0 {
+		t.Fatalf("Wait allocates: %v per timeout, %v per wake-up by data", timeouts, datas)
+	}
+	if s := a.Stats(); s.TxPackets != 51 || p.InUse() != 0 {
+		t.Fatalf("stats %+v, %d buffers in use", s, p.InUse())
+	}
 }

@@ -10,6 +10,9 @@ import (
 // Sentinel errors.
 var (
 	ErrClosed = errors.New("xmit: port closed")
+	// ErrNoInterface is wrapped by the errors of the back-ends' Open when the interface named does
+	// not exist in the network namespace of the calling thread.
+	ErrNoInterface = errors.New("xmit: no such network interface")
 )
 
 // Port is one receive queue and one transmit queue of a network interface (or of an in-memory
@@ -57,23 +60,47 @@ type LinkStater interface {
 var ErrNotEmpty = errors.New("xmit: Recv into a non-empty batch")
 
 // Stats are a port's counters since it was opened. Frames are counted without FCS.
+//
+// Every frame handed to Send is counted once, in TxPackets or in TxDropped. TxLost counts the frames
+// of TxPackets that the port learned later never left it, so TxPackets-TxLost frames were handed to
+// the interface; what the interface then dropped is in KernelTxDropped and KernelTxErrors.
 type Stats struct {
 	RxPackets uint64 // frames handed to Recv's callers
 	RxBytes   uint64
 	RxDropped uint64 // frames the port (or the kernel below it) dropped before Recv saw them
 	TxPackets uint64 // frames queued for transmission
 	TxBytes   uint64
-	TxDropped uint64 // frames Send released without queueing: queue full, link down, too big, closed
+	TxDropped uint64 // frames Send released without queueing: queue full, link or carrier down, too big, closed
 	TxCopied  uint64 // frames Send had to copy from a foreign arena
 	Errors    uint64 // system-call or ring errors
+	// TxLost counts frames of TxPackets that never left the port: the kernel took them off the
+	// port's transmit queue and dropped them (an AF_XDP socket whose interface went down or lost
+	// its carrier as it sent), the kernel skipped them as invalid, or Close found them still queued.
+	TxLost uint64
+
+	// The interface's own counters, as the kernel keeps them (rtnetlink IFLA_STATS64, the figures
+	// of ip -s link), counted from the moment the port opened: what the kernel and the driver
+	// dropped below the port, where the port cannot see it (a veth whose peer is down, too small
+	// for the frame or with a full backlog drops frames the socket was told were sent; a NIC out of
+	// receive descriptors misses frames). They cover everything on the interface, not only this
+	// port's frames, so every port open on one interface reports the same counts: add them up over
+	// interfaces, not over the ports of one interface. A back-end reads them at most every 100 ms,
+	// on a call to Stats, and a last time at Close; ports without a kernel interface (Pipe) leave
+	// them zero.
+	KernelRxDropped uint64 // rx_dropped + rx_missed_errors
+	KernelRxErrors  uint64 // rx_errors (CRC, length, frame, FIFO errors...)
+	KernelTxDropped uint64 // tx_dropped
+	KernelTxErrors  uint64 // tx_errors (carrier, aborted, FIFO errors...)
 }
 
 // Add returns the field-wise sum of s and o.
 func (s Stats) Add(o Stats) Stats {
 	return Stats{
-		s.RxPackets + o.RxPackets, s.RxBytes + o.RxBytes, s.RxDropped + o.RxDropped,
-		s.TxPackets + o.TxPackets, s.TxBytes + o.TxBytes, s.TxDropped + o.TxDropped,
-		s.TxCopied + o.TxCopied, s.Errors + o.Errors,
+		RxPackets: s.RxPackets + o.RxPackets, RxBytes: s.RxBytes + o.RxBytes, RxDropped: s.RxDropped + o.RxDropped,
+		TxPackets: s.TxPackets + o.TxPackets, TxBytes: s.TxBytes + o.TxBytes, TxDropped: s.TxDropped + o.TxDropped,
+		TxCopied: s.TxCopied + o.TxCopied, Errors: s.Errors + o.Errors, TxLost: s.TxLost + o.TxLost,
+		KernelRxDropped: s.KernelRxDropped + o.KernelRxDropped, KernelRxErrors: s.KernelRxErrors + o.KernelRxErrors,
+		KernelTxDropped: s.KernelTxDropped + o.KernelTxDropped, KernelTxErrors: s.KernelTxErrors + o.KernelTxErrors,
 	}
 }
 
@@ -85,8 +112,8 @@ type Counters struct {
 	rxPackets, rxBytes, rxDropped atomic.Uint64
 	_                             [128 - 24]byte
 	txPackets, txBytes, txDropped atomic.Uint64
-	txCopied, errors              atomic.Uint64
-	_                             [128 - 40]byte
+	txCopied, errors, txLost      atomic.Uint64
+	_                             [128 - 48]byte
 }
 
 // Rx counts a received batch.
@@ -126,6 +153,13 @@ func (c *Counters) TxCopy(n int) {
 	}
 }
 
+// TxLose counts frames counted by Tx that turned out never to leave.
+func (c *Counters) TxLose(n int) {
+	if n > 0 {
+		c.txLost.Add(uint64(n))
+	}
+}
+
 // Error counts an error.
 func (c *Counters) Error() { c.errors.Add(1) }
 
@@ -134,6 +168,6 @@ func (c *Counters) Stats() Stats {
 	return Stats{
 		RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(), RxDropped: c.rxDropped.Load(),
 		TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(), TxDropped: c.txDropped.Load(),
-		TxCopied: c.txCopied.Load(), Errors: c.errors.Load(),
+		TxCopied: c.txCopied.Load(), Errors: c.errors.Load(), TxLost: c.txLost.Load(),
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/ifstats"
+	"github.com/wirespeed/wirespeed/internal/syserr"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -91,13 +93,19 @@ type Port struct {
 	txMax  int      // largest frame a slot holds
 	mtu    int
 	txIfr  *unix.Ifreq
-	_      [64]byte
+	// Send's view of the carrier (see carrier): read at most every linkEvery.
+	linkIfr   *unix.Ifreq
+	linkAt    int64 // nanotime of the last reading
+	linkEvery int64
+	linkUp    bool
+	_         [64]byte
 
 	// Control (Stats, RingStats, LinkUp, Close), under ctlMu.
 	ctlMu    sync.Mutex
 	fdClosed bool
 	ifr      *unix.Ifreq
 	rstats   RingStats
+	ks       *ifstats.Tracker // the interface's kernel counters (nil if they cannot be read)
 
 	c xmit.Counters
 }
@@ -106,6 +114,10 @@ func sysErr(name string, err error) error { return os.NewSyscallError(name, err)
 
 // Open opens an AF_PACKET socket on the interface ifname (in the network namespace of the calling
 // thread), maps its receive ring and binds it. A nil cfg means defaults.
+//
+// Its errors name the interface. A missing interface wraps xmit.ErrNoInterface; a socket refused
+// for want of privilege (errors.Is(err, os.ErrPermission)) says that it needs CAP_NET_RAW and
+// whether the process lacks it.
 func Open(ifname string, cfg *Config) (*Port, error) {
 	c, err := cfg.withDefaults(unix.Getpagesize())
 	if err != nil {
@@ -133,18 +145,23 @@ func open(ifname string, c Config) (_ *Port, err error) {
 			}
 		}
 	}()
+	// The interface first, with no privilege needed, so that a missing one is reported as such.
+	if p.ifindex, _, err = syserr.Interface(ifname); err != nil {
+		return nil, err
+	}
 	// Protocol 0: the socket receives nothing until bind, so no frame of another interface slips in.
 	p.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, sysErr("socket", err)
+		err = sysErr("socket", err)
+		if syserr.IsPermission(err) {
+			err = syserr.WithHint(err, syserr.Hint("an AF_PACKET socket", []syserr.Cap{syserr.NetRaw},
+				"a security policy (seccomp, SELinux, AppArmor) or a user namespace that does not own the network namespace refuses it"))
+		}
+		return nil, err
 	}
 	if p.ifr, err = unix.NewIfreq(ifname); err != nil {
 		return nil, err
 	}
-	if err = unix.IoctlIfreq(p.fd, unix.SIOCGIFINDEX, p.ifr); err != nil {
-		return nil, sysErr("ioctl(SIOCGIFINDEX)", err)
-	}
-	p.ifindex = int(p.ifr.Uint32())
 	if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
 		return nil, sysErr("setsockopt(PACKET_VERSION)", err)
 	}
@@ -239,7 +256,43 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	if p.tx != nil {
 		p.readMTU()
 	}
+	if p.linkIfr, err = unix.NewIfreq(ifname); err != nil {
+		return nil, err
+	}
+	p.linkEvery, p.linkAt = int64(carrierEvery), nanotime()
+	p.linkUp = p.readLink(p.linkIfr)
+	if p.ks, err = ifstats.Track(p.ifindex, kernelStatsEvery); err != nil {
+		p.ks, err = nil, nil // the port works without them; Stats().Errors says they are missing
+		p.c.Error()
+	}
 	return p, nil
+}
+
+// How often Send reads the interface's carrier, and Stats the interface's kernel counters.
+const (
+	carrierEvery     = time.Millisecond
+	kernelStatsEvery = 100 * time.Millisecond
+)
+
+// readLink reads the interface's flags (SIOCGIFFLAGS on the port's socket, so in the port's network
+// namespace) and reports whether it is up with a carrier: IFF_UP and IFF_RUNNING (the operational
+// state the kernel derives from the carrier). The socket must be open.
+func (p *Port) readLink(ifr *unix.Ifreq) bool {
+	if err := unix.IoctlIfreq(p.fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return false
+	}
+	fl := ifr.Uint16()
+	return fl&unix.IFF_UP != 0 && fl&unix.IFF_RUNNING != 0
+}
+
+// carrier is Send's view of LinkUp, read again when the last reading is carrierEvery old: one ioctl
+// a millisecond at most, not one per batch. Under txMu, the port open.
+func (p *Port) carrier() bool {
+	if now := nanotime(); now-p.linkAt >= p.linkEvery {
+		p.linkAt = now
+		p.linkUp = p.readLink(p.linkIfr)
+	}
+	return p.linkUp
 }
 
 // Name is the interface name.
@@ -568,8 +621,10 @@ func (p *Port) growTx(n int) {
 // frame.FlagVLAN goes out with its tag in band (an iovec of its own: the frame is not modified);
 // frames shorter than 60 bytes are padded with zeros unless Config.NoPad. Every frame the kernel does
 // not take (too big for the MTU, link down, no room after Config.TxRetries, port closed) is counted in
-// Stats().TxDropped. The frames are released to b.Owner once the call returns: the kernel has copied
-// them into its own buffers.
+// Stats().TxDropped. While the interface is down or without a carrier (LinkUp false; Send reads it
+// at most once a millisecond) Send drops and counts the whole batch without a system call: the
+// kernel would drop the frames after reporting them sent (a veth whose peer is down). The frames
+// are released to b.Owner once the call returns: the kernel has copied them into its own buffers.
 //
 // With Config.TxRing, Send copies each frame (its tag in band, padded) into a slot of the TX ring
 // (Stats().TxCopied) and rings the doorbell with one send(2) per batch; a frame longer than a slot
@@ -586,6 +641,14 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 		p.c.TxDrop(len(fr))
 		b.Free()
 		return 0, xmit.ErrClosed
+	}
+	if !p.carrier() {
+		// Down or without a carrier: the kernel would drop the frames after reporting them sent
+		// (a veth whose peer is down), so they are dropped and counted here.
+		p.txMu.Unlock()
+		p.c.TxDrop(len(fr))
+		b.Free()
+		return 0, nil
 	}
 	if p.tx != nil {
 		return p.sendRing(b)
@@ -702,12 +765,23 @@ func (p *Port) pollStats() {
 }
 
 // Stats implements xmit.Port. Each call also reads the kernel's drop counter (one getsockopt), so
-// RxDropped includes the frames the kernel dropped for want of a free ring block.
+// RxDropped includes the frames the kernel dropped for want of a free ring block. The Kernel*
+// fields are the interface's own counters (see xmit.Stats), read over rtnetlink at most every
+// 100 ms and a last time at Close.
 func (p *Port) Stats() xmit.Stats {
 	p.ctlMu.Lock()
 	p.pollStats()
 	p.ctlMu.Unlock()
-	return p.c.Stats()
+	var k ifstats.Counters
+	if p.ks != nil {
+		var err error
+		if k, _, err = p.ks.Counters(); err != nil {
+			p.c.Error()
+		}
+	}
+	s := p.c.Stats()
+	k.AddTo(&s)
+	return s
 }
 
 // RingStats returns the kernel's counters for the socket, accumulated since Open.
@@ -727,11 +801,7 @@ func (p *Port) LinkUp() bool {
 	if p.fdClosed {
 		return false
 	}
-	if err := unix.IoctlIfreq(p.fd, unix.SIOCGIFFLAGS, p.ifr); err != nil {
-		return false
-	}
-	fl := p.ifr.Uint16()
-	return fl&unix.IFF_UP != 0 && fl&unix.IFF_RUNNING != 0
+	return p.readLink(p.ifr)
 }
 
 // Close implements xmit.Port: it wakes a goroutine blocked in Wait, closes the socket and, once every
@@ -761,6 +831,9 @@ func (p *Port) Close() error {
 	p.ctlMu.Unlock()
 	p.txMu.Unlock()
 	p.rxMu.Unlock()
+	if p.ks != nil {
+		p.ks.Close() // the final reading of the interface's counters
+	}
 	if err != nil {
 		return fmt.Errorf("afpacket: %s: %w", p.name, sysErr("close", err))
 	}

@@ -32,6 +32,14 @@
 // (Config.TxRetries sets how hard Send tries when the kernel has no room). Config.QdiscBypass sets
 // PACKET_QDISC_BYPASS.
 //
+// While the interface is down or has no carrier (LinkUp false), Send drops and counts every frame
+// (TxDropped) without a system call: the kernel would report the frames sent and drop them (a veth
+// whose peer is down counts them in its tx_dropped). Send reads the carrier at most once a
+// millisecond, so frames sent in the millisecond after the carrier goes can still be lost that way;
+// the Kernel* fields of Stats (the interface's own counters, read over rtnetlink) show them, along
+// with whatever else the kernel drops below the port: a veth peer's full backlog or too small an
+// MTU, a NIC's missed frames.
+//
 // Config.TxRing selects a PACKET_TX_RING instead (TPACKET_V3 slots, mapped together with the receive
 // ring): Send copies every frame into a slot (tag in band, padded; counted in Stats().TxCopied),
 // publishes it with an atomic store of TP_STATUS_SEND_REQUEST and rings the doorbell once per batch

@@ -21,6 +21,18 @@
 // the counts, which always add up to the UMEM's size; releasing or sending a chunk that the caller
 // does not hold (a double release, a frame used after Send) panics instead of corrupting the UMEM.
 //
+// # Accounting
+//
+// Send counts what it puts on the TX ring in Stats.TxPackets and what it cannot in TxDropped. A frame
+// on the ring is not yet sent: the kernel may drop it as it takes it (in copy mode sendto then
+// answers EBUSY: the interface went down or lost its carrier), skip it as an invalid descriptor
+// (XDP_STATISTICS tx_invalid_descs), or never take it (the interface stays down until Close). Each
+// of these is counted in Stats.TxLost, so TxPackets-TxLost frames reached the interface. While the
+// interface is down or has no carrier (LinkUp false, read at most once a millisecond) Send puts
+// nothing on the ring and counts the frames in TxDropped. What the interface drops after that (a
+// veth whose peer is down or full) is in the Kernel* fields of Stats, the interface's own counters
+// read over rtnetlink.
+//
 // # Concurrency
 //
 // As the xmit.Port contract says: one goroutine in Recv/Wait, one in Send; Stats, XDPStats, LinkUp,

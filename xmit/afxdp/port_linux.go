@@ -4,12 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/ifstats"
+	"github.com/wirespeed/wirespeed/internal/syserr"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 	"golang.org/x/sys/unix"
@@ -26,7 +30,16 @@ const (
 	// queue closed.
 	bindTries = 50
 	bindPause = 10 * time.Millisecond
+	// kernelStatsEvery: Stats reads the interface's kernel counters at most this often.
+	kernelStatsEvery = 100 * time.Millisecond
 )
+
+// carrierEvery: Send reads the interface's carrier at most this often.
+const carrierEvery = time.Millisecond
+
+var epoch = time.Now()
+
+func nanotime() int64 { return int64(time.Since(epoch)) }
 
 // Port is one queue of an interface through an AF_XDP socket. It implements xmit.Port,
 // xmit.Waiter and xmit.LinkStater.
@@ -66,11 +79,18 @@ type Port struct {
 	tx      ring
 	comp    ring
 	scratch []frame.Frame
-	_       [64]byte
+	// Send's view of the carrier (see carrier): read at most every linkEvery.
+	linkIfr   *unix.Ifreq
+	linkAt    int64 // nanotime of the last reading
+	linkEvery int64
+	linkUp    bool
+	_         [64]byte
 
 	statsMu  sync.Mutex
 	fdClosed bool
 	last     XDPStats
+	ifr      *unix.Ifreq      // LinkUp's
+	ks       *ifstats.Tracker // the interface's kernel counters (nil if they cannot be read)
 
 	c xmit.Counters
 }
@@ -84,7 +104,34 @@ var (
 // Open binds an AF_XDP socket to queue of the interface ifname (nil cfg: defaults), loading and
 // attaching the redirect program unless cfg.NoProgram. The socket and the program belong to the
 // network namespace of the calling thread.
+//
+// Its errors name the interface and the queue. A missing interface wraps xmit.ErrNoInterface; a
+// refusal for want of privilege (errors.Is(err, os.ErrPermission)) says which capabilities the step
+// needs and which the process lacks: CAP_BPF and CAP_NET_ADMIN for the XDP program, CAP_NET_RAW
+// for the socket; an UMEM over RLIMIT_MEMLOCK says so.
 func Open(ifname string, queue int, cfg *Config) (*Port, error) {
+	p, err := open(ifname, queue, cfg)
+	if err != nil {
+		return nil, &openError{ifname, queue, err}
+	}
+	return p, nil
+}
+
+// openError is an error of Open: "afxdp: open IFNAME queue N: " and what failed.
+type openError struct {
+	ifname string
+	queue  int
+	err    error
+}
+
+func (e *openError) Error() string {
+	msg := strings.ReplaceAll(strings.TrimPrefix(e.err.Error(), "afxdp: "), ": afxdp: ", ": ")
+	return fmt.Sprintf("afxdp: open %s queue %d: %s", e.ifname, e.queue, msg)
+}
+
+func (e *openError) Unwrap() error { return e.err }
+
+func open(ifname string, queue int, cfg *Config) (*Port, error) {
 	var c Config
 	if cfg != nil {
 		c = *cfg
@@ -98,10 +145,11 @@ func Open(ifname string, queue int, cfg *Config) (*Port, error) {
 	if queue < 0 || queue >= xskMapEntries {
 		return nil, fmt.Errorf("afxdp: queue %d out of range", queue)
 	}
-	ifi, err := net.InterfaceByName(ifname)
+	index, mtu, err := syserr.Interface(ifname)
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: %w", err)
+		return nil, err
 	}
+	ifi := &net.Interface{Index: index, MTU: mtu, Name: ifname}
 	u := c.UMEM
 	private := u == nil
 	if private {
@@ -158,7 +206,12 @@ func Open(ifname string, queue int, cfg *Config) (*Port, error) {
 func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_ *Port, err error) {
 	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: socket: %w", err)
+		err = os.NewSyscallError("socket(AF_XDP)", err)
+		if syserr.IsPermission(err) {
+			err = syserr.WithHint(err, syserr.Hint("an AF_XDP socket", []syserr.Cap{syserr.NetRaw},
+				"a security policy (seccomp, SELinux, AppArmor) or a user namespace that does not own the network namespace refuses it"))
+		}
+		return nil, err
 	}
 	p := &Port{name: ifi.Name, ifindex: ifi.Index, queue: queue, fd: fd, efd: -1, ctl: -1, umem: u, mode: mode}
 	p.maxLen = min(ifi.MTU+frame.EtherLen+2*vlan.HeaderLen, int(u.frameSize)-copyHeadroom)
@@ -204,7 +257,13 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 			Headroom: u.headroom,
 		}
 		if err = setsockopt(fd, unix.SOL_XDP, unix.XDP_UMEM_REG, unsafe.Pointer(&reg), unsafe.Sizeof(reg)); err != nil {
-			return nil, fmt.Errorf("afxdp: setsockopt XDP_UMEM_REG: %w", err)
+			err = os.NewSyscallError("setsockopt(XDP_UMEM_REG)", err)
+			if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) {
+				if h := syserr.Memlock("the UMEM", len(u.mem)); h != "" {
+					err = syserr.WithHint(err, h)
+				}
+			}
+			return nil, err
 		}
 	}
 	n := c.RingSize
@@ -259,7 +318,7 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		time.Sleep(bindPause)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: bind %s queue %d (%s): %w", ifi.Name, queue, mode, err)
+		return nil, fmt.Errorf("bind (%s mode): %w", mode, err)
 	}
 	if shareFD < 0 {
 		u.mu.Lock()
@@ -285,6 +344,18 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		return nil, fmt.Errorf("afxdp: socket: %w", err)
 	}
 	p.pfd = [2]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(p.efd), Events: unix.POLLIN}}
+	if p.ifr, err = unix.NewIfreq(ifi.Name); err != nil {
+		return nil, fmt.Errorf("afxdp: %s: %w", ifi.Name, err)
+	}
+	if p.linkIfr, err = unix.NewIfreq(ifi.Name); err != nil {
+		return nil, fmt.Errorf("afxdp: %s: %w", ifi.Name, err)
+	}
+	p.linkEvery, p.linkAt = int64(carrierEvery), nanotime()
+	p.linkUp = p.readLink(p.linkIfr)
+	if p.ks, err = ifstats.Track(ifi.Index, kernelStatsEvery); err != nil {
+		p.ks, err = nil, nil // the port works without them; Stats().Errors says they are missing
+		p.c.Error()
+	}
 	// Give the kernel half of what is free (all of it up to the ring size for a private UMEM
 	// whose other half serves TX copies and refills).
 	u.mu.Lock()
@@ -415,7 +486,9 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 // Send implements xmit.Port. Frames of the port's UMEM (received on it or on another port sharing
 // it) go on the TX ring as they are; frames of another arena are copied into free chunks first.
 // Frames the TX ring has no room for, longer than the MTU allows, or shorter than an Ethernet
-// header are released and counted in TxDropped. Send also reaps the completion ring and kicks the
+// header are released and counted in TxDropped, and so is the whole batch while the interface is
+// down or without a carrier (LinkUp false; Send reads it at most once a millisecond), which the
+// kernel would drop or leave on the ring. Send also reaps the completion ring and kicks the
 // kernel; calling it with an empty batch does only that.
 func (p *Port) Send(b *frame.Batch) (int, error) {
 	p.txMu.Lock()
@@ -426,6 +499,19 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 		return 0, xmit.ErrClosed
 	}
 	u := p.umem
+	if !p.carrier() {
+		// Down or without a carrier: the kernel would drop what it takes off the TX ring (or
+		// leave it there), so the frames are dropped and counted here and the ring is not kicked.
+		n := len(b.Frames)
+		b.Free()
+		u.mu.Lock()
+		cprod := p.reapLocked()
+		u.mu.Unlock()
+		p.publishReaped(cprod)
+		p.txMu.Unlock()
+		p.c.TxDrop(n)
+		return 0, nil
+	}
 	if len(b.Frames) > 0 && b.Owner != frame.Owner(u) {
 		p.copyIn(b)
 	}
@@ -524,6 +610,11 @@ func (p *Port) publishReaped(prod uint32) {
 
 // kickTx makes the kernel transmit what is on the TX ring. In copy mode the kernel transmits only
 // inside sendto, so it is always called; in zero-copy mode only when the kernel asks.
+//
+// In copy mode EBUSY means the kernel took one frame off the ring and the device dropped it (it is
+// down or has no carrier): the frame's chunk comes back through the completion ring like a sent
+// one's, so the frame is counted in TxLost here. ENETDOWN (the interface is down) leaves the frames
+// on the ring until it is up again or Close.
 func (p *Port) kickTx() {
 	if p.mode == ModeZeroCopy && p.wakeup && !p.tx.needWakeup() {
 		return
@@ -537,7 +628,12 @@ func (p *Port) kickTx() {
 			if p.tx.cached == p.tx.local || e == 0 && p.mode == ModeZeroCopy {
 				return
 			}
-		case unix.EBUSY, unix.ENOBUFS:
+		case unix.EBUSY:
+			if p.mode != ModeZeroCopy {
+				p.c.TxLose(1)
+			}
+			return
+		case unix.ENOBUFS:
 			return
 		default: // ENETDOWN, ENXIO: frames stay on the ring until the link is back or Close
 			p.c.Error()
@@ -624,12 +720,28 @@ func (p *Port) LinkUp() bool {
 	if p.fdClosed {
 		return false
 	}
-	ifr, err := unix.NewIfreq(p.name)
-	if err != nil || unix.IoctlIfreq(p.ctl, unix.SIOCGIFFLAGS, ifr) != nil {
+	return p.readLink(p.ifr)
+}
+
+// readLink reads the interface's flags (SIOCGIFFLAGS on the port's control socket, in the port's
+// network namespace) and reports whether it is up with a carrier: IFF_UP and IFF_RUNNING (the
+// operational state the kernel derives from the carrier). The socket must be open.
+func (p *Port) readLink(ifr *unix.Ifreq) bool {
+	if unix.IoctlIfreq(p.ctl, unix.SIOCGIFFLAGS, ifr) != nil {
 		return false
 	}
 	f := ifr.Uint16()
 	return f&unix.IFF_UP != 0 && f&unix.IFF_RUNNING != 0
+}
+
+// carrier is Send's view of LinkUp, read again when the last reading is carrierEvery old: one ioctl
+// a millisecond at most, not one per batch. Under txMu, the port open.
+func (p *Port) carrier() bool {
+	if now := nanotime(); now-p.linkAt >= p.linkEvery {
+		p.linkAt = now
+		p.linkUp = p.readLink(p.linkIfr)
+	}
+	return p.linkUp
 }
 
 // XDPStats reads the kernel's counters for the socket (the last values after Close).
@@ -648,17 +760,32 @@ func (p *Port) XDPStats() (XDPStats, error) {
 }
 
 // Stats implements xmit.Port. RxDropped includes the kernel's drops for the socket (XDP_STATISTICS
-// rx_dropped and rx_ring_full) and Errors its invalid descriptors.
+// rx_dropped and rx_ring_full) and Errors its invalid descriptors. TxLost counts the frames the TX
+// ring took that never left: those the kernel took off the ring and the device dropped (sendto
+// answered EBUSY: the interface went down or lost its carrier), TX descriptors the kernel skipped
+// as invalid (XDP_STATISTICS tx_invalid_descs), and those Close found still on the ring. The
+// Kernel* fields are the interface's own counters (see xmit.Stats), read over rtnetlink at most
+// every 100 ms and a last time at Close.
 func (p *Port) Stats() xmit.Stats {
+	var k ifstats.Counters
+	if p.ks != nil {
+		var err error
+		if k, _, err = p.ks.Counters(); err != nil {
+			p.c.Error()
+		}
+	}
 	s := p.c.Stats()
 	x, _ := p.XDPStats()
 	s.RxDropped += x.RxDropped + x.RxRingFull
 	s.Errors += x.RxInvalidDescs + x.TxInvalidDescs
+	s.TxLost += x.TxInvalidDescs
+	k.AddTo(&s)
 	return s
 }
 
 // Close detaches the socket from the XDP program (unloading it with the interface's last port),
-// closes the socket and reclaims every chunk its rings held. A goroutine blocked in Wait returns
+// closes the socket and reclaims every chunk its rings held; frames still on the TX ring, which the
+// kernel never took, are counted in Stats().TxLost. A goroutine blocked in Wait returns
 // ErrClosed; Recv and Send in progress finish first. Frames the caller still holds stay valid
 // until released; a private UMEM is unmapped after the last one. Closing twice is harmless.
 func (p *Port) Close() error {
@@ -680,7 +807,17 @@ func (p *Port) Close() error {
 			p.umem.mu.Unlock()
 			p.publishReaped(cprod)
 		}
+	} else if p.tx.local != atomic.LoadUint32(p.tx.cons) {
+		// Frames a Send left on the TX ring (the kernel's budget or the completion ring ran out):
+		// give the kernel one more chance to take them.
+		p.umem.mu.Lock()
+		cprod := p.reapLocked()
+		p.umem.mu.Unlock()
+		p.publishReaped(cprod)
+		p.kickTx()
 	}
+	// Frames still on the TX ring were never taken by the kernel: Close discards them.
+	p.c.TxLose(int(p.tx.local - atomic.LoadUint32(p.tx.cons)))
 	p.XDPStats() // keep the final counters
 	if p.prog != nil {
 		p.prog.release(p.queue)
@@ -698,5 +835,8 @@ func (p *Port) Close() error {
 	p.umem.detach(p.slot, p.private)
 	p.txMu.Unlock()
 	p.rxMu.Unlock()
+	if p.ks != nil {
+		p.ks.Close() // the final reading of the interface's counters
+	}
 	return nil
 }

@@ -3,12 +3,15 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/syserr"
 )
 
 // xskMapEntries bounds the queue numbers a port can bind (one XSKMAP slot per queue).
@@ -66,7 +69,7 @@ func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
 	}
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "ws_xsks", Type: ebpf.XSKMap, KeySize: 4, ValueSize: 4, MaxEntries: xskMapEntries})
 	if err != nil {
-		return nil, fmt.Errorf("afxdp: create XSKMAP: %w", err)
+		return nil, bpfError("create the XSKMAP", "bpf(BPF_MAP_CREATE)", err)
 	}
 	insns, err := redirectInsns(m)
 	if err != nil {
@@ -76,7 +79,7 @@ func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "ws_xsk_redir", Type: ebpf.XDP, License: "GPL", Instructions: insns})
 	if err != nil {
 		m.Close()
-		return nil, fmt.Errorf("afxdp: load XDP program: %w", err)
+		return nil, bpfError("load the XDP program", "bpf(BPF_PROG_LOAD)", err)
 	}
 	x := &xdpProg{key: key, refs: 1, m: m, prog: prog}
 	tries := []Attach{want}
@@ -99,13 +102,36 @@ func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
 	if x.l == nil {
 		prog.Close()
 		m.Close()
-		return nil, fmt.Errorf("afxdp: attach XDP program to ifindex %d: %w", ifindex, errors.Join(errs...))
+		err := fmt.Errorf("attach the XDP program: %w", errors.Join(errs...))
+		if syserr.IsPermission(err) {
+			err = syserr.WithHint(err, syserr.Hint("attaching an XDP program", []syserr.Cap{syserr.NetAdmin}, ""))
+		}
+		return nil, err
 	}
 	if progs.m == nil {
 		progs.m = make(map[progKey]*xdpProg)
 	}
 	progs.m[key] = x
 	return x, nil
+}
+
+// bpfError is the error of a bpf(2) step of loading the program. A refusal for want of privilege
+// says which capabilities the port needs, the program's and the socket's (the library's own hint about memlock points at one of
+// its Go functions and, on kernels from 5.11, which account BPF memory to the memory cgroup, at
+// the wrong cause; the hint here names it only when the process has the capabilities).
+func bpfError(step, call string, err error) error {
+	if !syserr.IsPermission(err) {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		errno = unix.EPERM
+	}
+	return fmt.Errorf("%s: %w", step, syserr.WithHint(os.NewSyscallError(call, errno),
+		syserr.Hint("an AF_XDP port with its XDP program", []syserr.Cap{syserr.BPF, syserr.NetAdmin, syserr.NetRaw},
+			"on kernels before 5.11 RLIMIT_MEMLOCK too small for BPF maps answers this too (raise it: ulimit -l, systemd "+
+				"LimitMEMLOCK=); otherwise a security policy or kernel lockdown refuses BPF")+
+			"; with Config.NoProgram, which leaves redirecting the queue to the caller, a port needs only CAP_NET_RAW"))
 }
 
 // setSocket puts the socket fd into the queue's XSKMAP slot.

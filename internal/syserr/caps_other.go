@@ -1,0 +1,5 @@
+//go:build !linux
+
+package syserr
+
+func effective() (uint64, bool) { return 0, false }
