@@ -9,7 +9,7 @@ import (
 // eth0 Recv, DSA tag decode and demux, bridge learning, fwd (LAN/WAN demux, IPv4 checks, route
 // lookup in the fib, TTL/checksum/MAC rewrite), bridge egress by learnt MAC, DSA tag encode, one
 // eth0 Send. Traffic is half LAN→internet, half internet→LAN, one upstream frame in 32 a PTP
-// event message, no bad frames. One op is one batch of 64 frames; ns/frame and Mpps are the
+// event message, one frame in 64 each way an echo request the router answers, no bad frames. One op is one batch of 64 frames; ns/frame and Mpps are the
 // figures. Refilling the conduit and sinking what the router sent (every 48 batches) is not timed.
 //
 // The 2020 netdev lesson: ptp=off must cost what a build without the classifier costs. Compare
