@@ -1,59 +1,72 @@
 package main
 
+import "sync/atomic"
+
 // fdb is the LAN bridge's forwarding database: MAC address -> switch port, learnt from the source
 // address of every frame that arrives on a LAN port (a host that moves to another port is
-// re-learnt from its next frame). It is a fixed-size open-addressing table of plain integers:
-// no map, no pointer, no allocation after newFDB, a few ns per lookup. Entries do not age; when
-// every slot of a key's probe window is taken the address is not learnt (and its frames are
-// dropped as fdb-miss until a slot frees, which in this example never happens: 16 hosts, 256
-// slots).
+// re-learnt from its next frame). It is a fixed-size open-addressing table of words, one per
+// slot, shared by every worker: a lookup is one atomic load per probed slot (a plain load on
+// amd64 and arm64), and learning writes only when an address is new or has moved, so workers
+// that keep seeing the same hosts never write to it. No map, no pointer, no allocation after
+// newFDB. Entries do not age and are never removed; when every slot of a key's probe window is
+// taken the address is not learnt (and its frames are dropped as fdb-miss; in this example 16
+// hosts share 256 slots).
 //
-// An fdb belongs to one goroutine (the data plane's); it is not safe for concurrent use.
+// Safe for concurrent use by any number of goroutines.
 type fdb struct {
-	keys  []uint64 // MAC in the low 48 bits, bit 48 set: slot used
-	ports []uint16
+	slots []atomic.Uint64 // 0: free; else MAC<<16 | fdbUsed | port
 	mask  uint64
-	n     int
+	n     atomic.Int64 // addresses learnt
 }
 
 const (
-	fdbUsed  = 1 << 48
+	fdbUsed  = 1 << 8
 	fdbProbe = 8
 )
 
 // newFDB returns a table of at least capacity slots (a power of two, at least fdbProbe).
-func newFDB(capacity int) fdb {
+func newFDB(capacity int) *fdb {
 	n := fdbProbe
 	for n < capacity {
 		n <<= 1
 	}
-	return fdb{keys: make([]uint64, n), ports: make([]uint16, n), mask: uint64(n - 1)}
+	return &fdb{slots: make([]atomic.Uint64, n), mask: uint64(n - 1)}
 }
 
-func macKey(m []byte) uint64 {
+// mac48 reads a MAC address as a 48-bit integer.
+func mac48(m []byte) uint64 {
 	_ = m[5]
-	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(m[2])<<24 | uint64(m[3])<<16 | uint64(m[4])<<8 | uint64(m[5]) | fdbUsed
+	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(m[2])<<24 | uint64(m[3])<<16 | uint64(m[4])<<8 | uint64(m[5])
 }
 
-func (t *fdb) slot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> 32 & t.mask }
+func (t *fdb) slot(mac uint64) uint64 { return ((mac | 1<<48) * 0x9e3779b97f4a7c15) >> 32 & t.mask }
 
-// learn records that the frame with source address m[0:6] came in on port. Group addresses
-// (a multicast bit in the source: invalid) are not learnt.
+// learn records that the frame with source address m[0:6] came in on port (0-255). Group
+// addresses (a multicast bit in the source: invalid) are not learnt.
 func (t *fdb) learn(m []byte, port uint16) {
 	if m[0]&1 != 0 {
 		return
 	}
-	k := macKey(m)
-	s := t.slot(k)
-	for i := 0; i < fdbProbe; i++ {
-		j := (s + uint64(i)) & t.mask
-		switch t.keys[j] {
-		case k:
-			t.ports[j] = port
-			return
-		case 0:
-			t.keys[j], t.ports[j] = k, port
-			t.n++
+	mac := mac48(m)
+	e := mac<<16 | fdbUsed | uint64(port&0xff)
+	s := t.slot(mac)
+	for i := uint64(0); i < fdbProbe; i++ {
+		sl := &t.slots[(s+i)&t.mask]
+		for {
+			v := sl.Load()
+			if v == 0 {
+				if !sl.CompareAndSwap(0, e) {
+					continue // another worker took the slot: look at what it wrote
+				}
+				t.n.Add(1)
+				return
+			}
+			if v>>16 != mac {
+				break // another address: the next slot
+			}
+			if v != e {
+				sl.Store(e) // moved
+			}
 			return
 		}
 	}
@@ -61,16 +74,19 @@ func (t *fdb) learn(m []byte, port uint16) {
 
 // lookup returns the port learnt for destination m[0:6].
 func (t *fdb) lookup(m []byte) (uint16, bool) {
-	k := macKey(m)
-	s := t.slot(k)
-	for i := 0; i < fdbProbe; i++ {
-		j := (s + uint64(i)) & t.mask
-		switch t.keys[j] {
-		case k:
-			return t.ports[j], true
-		case 0:
+	mac := mac48(m)
+	s := t.slot(mac)
+	for i := uint64(0); i < fdbProbe; i++ {
+		v := t.slots[(s+i)&t.mask].Load()
+		if v == 0 {
 			return 0, false
+		}
+		if v>>16 == mac {
+			return uint16(v & 0xff), true
 		}
 	}
 	return 0, false
 }
+
+// len is the number of addresses learnt.
+func (t *fdb) len() int { return int(t.n.Load()) }

@@ -14,14 +14,17 @@ import (
 )
 
 // generator plays the switch and everything behind it: hosts on lan1-lan4 sending to the
-// internet, the ISP's gateway on wan bringing the answers, and a share of frames the router must
-// drop. It tags what it sends as the switch would (dsa.SwitchSide.Encode) and reads the tags of
-// what the router sends back (dsa.SwitchSide.Decode), checking that every frame goes out of the
-// right switch port, with the right addresses, TTL and checksum.
+// internet and pinging the router, the ISP's gateway on wan bringing the answers (and pings from
+// the internet), and a share of frames the router must drop. It tags what it sends as the switch
+// would (dsa.SwitchSide.Encode) and reads the tags of what the router sends back
+// (dsa.SwitchSide.Decode), checking that every frame goes out of the right switch port, with the
+// right addresses, TTL and checksums, and that ICMP errors and echo replies are what they should
+// be.
 //
 // Only its own goroutine calls fill, sink and run; the counters are atomics for the reader.
 type generator struct {
 	t       *topology
+	l       *memLink
 	cfg     Config
 	sw      *dsa.SwitchSide
 	rng     *rand.Rand
@@ -31,7 +34,9 @@ type generator struct {
 	stopped atomic.Bool
 
 	delivered   [numSwPorts]atomic.Uint64 // frames the switch sent out of each port
-	misdelivery atomic.Uint64             // frames the router sent wrong: port, MAC, VLAN, TTL, checksum, tag
+	misdelivery atomic.Uint64             // frames the router sent wrong: port, MAC, VLAN, TTL, checksum, tag, ICMP
+	icmpSunk    [2]atomic.Uint64          // ICMP time exceeded received by the LAN hosts [0] and the gateway [1]
+	echoSunk    [2]atomic.Uint64          // echo replies received by them
 	ptpSent     atomic.Uint64             // PTP event frames the hosts sent
 }
 
@@ -39,16 +44,16 @@ type generator struct {
 const (
 	badTag       = iota // a tag the tagger rejects (a frame too short for one where every tag is valid)
 	badPort             // a tag from a switch port the conduit does not know
-	badTTL              // TTL 1
+	badTTL              // TTL 1: the router answers with ICMP time exceeded
 	badChecksum         // IPv4 header checksum wrong
 	badNeighbour        // to a LAN address nobody answers ARP for
 	numBad
 )
 
-func newGenerator(t *topology, cfg Config) *generator {
+func newGenerator(t *topology, l *memLink, cfg Config) *generator {
 	sw, _ := dsa.NewSwitchSide(t.tagger) // build checked the tagger
-	g := &generator{t: t, cfg: cfg, sw: sw, rng: rand.New(rand.NewPCG(1, 2))}
-	if cfg.Bad > 0 {
+	g := &generator{t: t, l: l, cfg: cfg, sw: sw, rng: rand.New(rand.NewPCG(1, 2))}
+	if cfg.Bad > 0 && 1/cfg.Bad < 1<<62 {
 		g.badEach = uint64(1 / cfg.Bad)
 	}
 	if len(t.ptp) > 0 && kszTimestamps(t.tagger) {
@@ -61,7 +66,10 @@ func newGenerator(t *topology, cfg Config) *generator {
 // inFlight bounds the frames between the generator and the router: below the link's depth.
 const inFlight = 2048
 
-const ptpEach = 32 // one upstream frame in ptpEach is a PTP event message (UDP port 319)
+const (
+	ptpEach  = 32 // one upstream frame in ptpEach is a PTP event message (UDP port 319)
+	pingEach = 64 // one frame in pingEach each way is an echo request to the router
+)
 
 // udp writes an IPv4/UDP packet of total length 46 at d (which must have room).
 func udp(d []byte, src, dst uint32, dport uint16, ttl byte) {
@@ -77,12 +85,29 @@ func udp(d []byte, src, dst uint32, dport uint16, ttl byte) {
 	binary.BigEndian.PutUint16(d[24:], 26)
 }
 
+// echoRequest writes an IPv4 ICMP echo request of total length 46 at d.
+func echoRequest(d []byte, src, dst uint32, seq uint16) {
+	clear(d[:46])
+	ip := frame.IPv4(d[:20])
+	ip[0], ip[8], ip[9] = 0x45, 64, frame.ProtoICMP
+	binary.BigEndian.PutUint16(ip[2:], 46)
+	binary.BigEndian.PutUint32(ip[12:], src)
+	binary.BigEndian.PutUint32(ip[16:], dst)
+	ip.SetChecksum()
+	m := d[20:46]
+	m[0] = 8
+	binary.BigEndian.PutUint16(m[4:], 0x7773)
+	binary.BigEndian.PutUint16(m[6:], seq)
+	binary.BigEndian.PutUint16(m[2:], frame.Checksum(m))
+}
+
 // hello appends one gratuitous ARP per LAN host: what a host sends when its link comes up, and
-// what the router's bridge learns its port from (the router itself drops ARP: not-ipv4).
+// what the router's bridge learns its port from (the router has no ARP stack: fwd hands the ARP
+// to its local output, and the data plane releases and counts it).
 func (g *generator) hello(b *frame.Batch) {
 	for lan := 0; lan < numLANPorts; lan++ {
 		for h := 0; h < hostsPerLAN; h++ {
-			if n, _ := g.t.pool.Alloc(b, 1); n != 1 {
+			if n, _ := g.l.pool.Alloc(b, 1); n != 1 {
 				return
 			}
 			i := len(b.Frames) - 1
@@ -105,14 +130,17 @@ func (g *generator) hello(b *frame.Batch) {
 }
 
 // fill appends up to a batch of fresh frames to b, alternating hosts' upstream traffic and the
-// internet's answers.
+// internet's answers; the bad ones alternate direction from one round of kinds to the next.
 func (g *generator) fill(b *frame.Batch) {
-	n, _ := g.t.pool.Alloc(b, g.cfg.Batch)
+	n, _ := g.l.pool.Alloc(b, g.cfg.Batch)
 	for i := len(b.Frames) - n; i < len(b.Frames); i++ {
 		g.n++
 		bad := -1
+		up := g.n&1 == 0
 		if g.badEach > 0 && g.n%g.badEach == 0 {
-			bad = int(g.n/g.badEach) % numBad
+			round := g.n / g.badEach
+			bad = int(round % numBad)
+			up = (round/numBad)&1 == 0
 		}
 		ttl := byte(64)
 		if bad == badTTL {
@@ -120,8 +148,9 @@ func (g *generator) fill(b *frame.Batch) {
 		}
 		f := &b.Frames[i]
 		var info dsa.Info
+		ping := bad < 0 && g.n%pingEach>>1 == 1 // n%pingEach 2 (upstream) and 3 (downstream): one ping each way
 		// bad neighbour frames are answers from the internet to an unknown LAN address.
-		if g.n&1 == 0 && bad != badNeighbour { // upstream: a LAN host to the internet
+		if up && bad != badNeighbour { // upstream: a LAN host to the internet, or to the router
 			lan, h := g.rng.IntN(numLANPorts), g.rng.IntN(hostsPerLAN)
 			f.Resize(60)
 			d := b.Bytes(i)
@@ -129,17 +158,22 @@ func (g *generator) fill(b *frame.Batch) {
 			e.SetDst(lanMAC)
 			e.SetSrc(hostMAC(lan, h))
 			e.SetType(frame.TypeIPv4)
-			dport := uint16(443)
-			if g.n%ptpEach == 0 {
-				dport = 319
-				g.ptpSent.Add(1)
-				if g.ts {
-					info.Flags, info.Timestamp = dsa.InfoTimestamp, uint32(g.n)
+			switch {
+			case ping:
+				echoRequest(d[14:], hostIP(lan, h), lanRouterIP, uint16(g.n))
+			default:
+				dport := uint16(443)
+				if g.n%ptpEach == 0 {
+					dport = 319
+					g.ptpSent.Add(1)
+					if g.ts {
+						info.Flags, info.Timestamp = dsa.InfoTimestamp, uint32(g.n)
+					}
 				}
+				udp(d[14:], hostIP(lan, h), netInternet|g.rng.Uint32()&maskNet, dport, ttl)
 			}
-			udp(d[14:], hostIP(lan, h), netInternet|g.rng.Uint32()&maskNet, dport, ttl)
 			info.Port = uint16(swLAN1 + lan)
-		} else { // downstream: the internet to a LAN host, through the ISP's gateway
+		} else { // downstream: the internet to a LAN host (or to the router), through the ISP's gateway
 			lan, h := g.rng.IntN(numLANPorts), g.rng.IntN(hostsPerLAN)
 			l3 := 14
 			if g.cfg.WANVID != 0 {
@@ -155,11 +189,16 @@ func (g *generator) fill(b *frame.Batch) {
 				binary.BigEndian.PutUint16(d[14:], uint16(g.cfg.WANVID))
 			}
 			binary.BigEndian.PutUint16(d[l3-2:], frame.TypeIPv4)
-			dst := hostIP(lan, h)
-			if bad == badNeighbour {
-				dst = lanNet | 200 // on the LAN, but nobody answers ARP for it
+			src := netInternet | g.rng.Uint32()&maskNet
+			if ping {
+				echoRequest(d[l3:], src, wanRouterIP, uint16(g.n))
+			} else {
+				dst := hostIP(lan, h)
+				if bad == badNeighbour {
+					dst = lanNet | 200 // on the LAN, but nobody answers ARP for it
+				}
+				udp(d[l3:], src, dst, 40000, ttl)
 			}
-			udp(d[l3:], netInternet|g.rng.Uint32()&maskNet, dst, 40000, ttl)
 			info.Port = swWAN
 		}
 		if bad == badChecksum {
@@ -184,25 +223,47 @@ func (g *generator) fill(b *frame.Batch) {
 func (g *generator) sink(b *frame.Batch) bool {
 	got := false
 	for {
-		n, _ := g.t.swEnd.Recv(b)
+		n, _ := g.l.swEnd.Recv(b)
 		if n == 0 {
 			return got
 		}
 		got = true
 		var bad uint64
 		var per [numSwPorts]uint64
+		var icmp, echo [2]uint64
 		for i := range b.Frames {
 			d, err := g.sw.Decode(b, i)
 			port := d.Ports.First()
-			if err != nil || d.Ports.Count() != 1 || port >= numSwPorts || !g.check(b.Bytes(i), port) {
+			if err != nil || d.Ports.Count() != 1 || port >= numSwPorts {
 				bad++
 				continue
+			}
+			side := 0
+			if port == swWAN {
+				side = 1
+			}
+			switch g.check(b.Bytes(i), port) {
+			case sentBad:
+				bad++
+				continue
+			case sentICMP:
+				icmp[side]++
+			case sentEcho:
+				echo[side]++
 			}
 			per[port]++
 		}
 		for p, v := range per {
 			if v > 0 {
 				g.delivered[p].Add(v)
+			}
+		}
+		for s := range icmp {
+			if icmp[s] > 0 {
+				g.icmpSunk[s].Add(icmp[s])
+			}
+			if echo[s] > 0 {
+				g.echoSunk[s].Add(echo[s])
 			}
 		}
 		if bad > 0 {
@@ -212,43 +273,94 @@ func (g *generator) sink(b *frame.Batch) bool {
 	}
 }
 
-// check reports whether frame d, leaving switch port port, is what the router should have sent:
-// to the gateway on wan (tagged with the WAN VID if there is one), to the owner of the
-// destination MAC on a LAN port, with a decremented TTL and a valid checksum.
-func (g *generator) check(d []byte, port int) bool {
+// What check found a frame to be.
+const (
+	sentBad       = iota // wrong in some field
+	sentForwarded        // a forwarded UDP packet
+	sentICMP             // an ICMP time exceeded about a packet the receiver sent with TTL 1
+	sentEcho             // an echo reply to a request the receiver sent
+)
+
+// check says what frame d, leaving switch port port, is, if it is what the router should have
+// sent: to the gateway on wan (tagged with the WAN VID if there is one), to the owner of the
+// destination MAC on a LAN port; a forwarded packet with a decremented TTL, or an ICMP message from
+// the router's address on that side with a fresh TTL, and valid checksums.
+func (g *generator) check(d []byte, port int) int {
 	if len(d) < frame.EtherLen+frame.IPv4MinLen {
-		return false
+		return sentBad
 	}
 	e := frame.Ether(d)
 	l3 := 14
+	lan, h := -1, -1
+	routerIP := uint32(lanRouterIP)
 	if port == swWAN {
 		if e.Dst() != gatewayMAC || e.Src() != wanMAC {
-			return false
+			return sentBad
 		}
 		if g.cfg.WANVID != 0 {
 			if e.Type() != vlan.TPID8021Q || int(binary.BigEndian.Uint16(d[14:])&vlan.VIDMask) != g.cfg.WANVID {
-				return false
+				return sentBad
 			}
 			l3 = 18
 		}
+		routerIP = wanRouterIP
 	} else {
 		m := e.Dst()
-		if e.Src() != lanMAC || m[0] != 0x02 || m[1] != 0x68 || int(m[4]) != port-swLAN1 {
-			return false
+		if e.Src() != lanMAC || m != hostMAC(port-swLAN1, int(m[5])) || m[5] >= hostsPerLAN {
+			return sentBad
 		}
+		lan, h = port-swLAN1, int(m[5])
 	}
 	if binary.BigEndian.Uint16(d[l3-2:]) != frame.TypeIPv4 {
-		return false
+		return sentBad
 	}
 	ip, err := frame.ParseIPv4(d[l3:])
-	return err == nil && ip.ChecksumOK() && ip.TTL() == 63
+	if err != nil || !ip.ChecksumOK() || ip.HeaderLen() != frame.IPv4MinLen {
+		return sentBad
+	}
+	// The receiver: the LAN host the MAC belongs to, or on the WAN someone on the internet.
+	if lan >= 0 && ip.Dst() != hostIP(lan, h) || lan < 0 && ip.Dst()&^maskNet != netInternet {
+		return sentBad
+	}
+	if ip.Protocol() == frame.ProtoUDP {
+		// Forwarded: from the internet to the host, or from a LAN host to the internet.
+		if ip.TTL() != 63 || lan >= 0 && ip.Src()&^maskNet != netInternet || lan < 0 && ip.Src()&^0xff != lanNet {
+			return sentBad
+		}
+		return sentForwarded
+	}
+	m := ip.Payload()
+	if ip.Protocol() != frame.ProtoICMP || ip.Src() != routerIP || ip.TTL() != 64 || len(m) < 8 || frame.Checksum(m) != 0 {
+		return sentBad
+	}
+	switch {
+	case m[0] == 0 && m[1] == 0 && len(m) == 26: // echo reply, the request's identifier kept
+		if binary.BigEndian.Uint16(m[4:]) != 0x7773 {
+			return sentBad
+		}
+		return sentEcho
+	case m[0] == 11 && m[1] == 0: // time exceeded in transit, quoting the packet as received
+		q, err := frame.ParseIPv4(m[8:])
+		if err != nil || len(q) != 46 || !q.ChecksumOK() || q.TTL() != 1 || q.Protocol() != frame.ProtoUDP || q.Src() != ip.Dst() {
+			return sentBad
+		}
+		// It went the other way: LAN host to the internet, or the internet to a LAN host.
+		if lan >= 0 && q.Dst()&^maskNet != netInternet || lan < 0 && q.Dst()&^0xff != lanNet {
+			return sentBad
+		}
+		if sport, _, ok := q.Ports(); !ok || sport != 40000 {
+			return sentBad
+		}
+		return sentICMP
+	}
+	return sentBad
 }
 
 func (g *generator) run(ctx context.Context) {
 	defer g.stopped.Store(true)
 	out, sb := frame.NewBatch(g.cfg.Batch+numLANPorts*hostsPerLAN), frame.NewBatch(g.cfg.Batch)
 	g.hello(out)
-	g.t.swEnd.Send(out)
+	g.l.swEnd.Send(out)
 	start := time.Now()
 	var sent uint64
 	spins := 0
@@ -257,7 +369,7 @@ func (g *generator) run(ctx context.Context) {
 		// Self-clocking: keep fewer frames in flight than the link holds, so the generator never
 		// overruns the router (frames it could not queue would be counted, but generating them is
 		// wasted work the router's core could use).
-		if g.t.pool.InUse()+2*g.cfg.Batch > inFlight {
+		if g.l.pool.InUse()+2*g.cfg.Batch > inFlight {
 			if spins++; spins < 32 {
 				runtime.Gosched()
 			} else {
@@ -267,7 +379,7 @@ func (g *generator) run(ctx context.Context) {
 		}
 		spins = 0
 		g.fill(out)
-		g.t.swEnd.Send(out)
+		g.l.swEnd.Send(out)
 		sent += uint64(g.cfg.Batch)
 		if g.cfg.Rate > 0 {
 			due := start.Add(time.Duration(float64(sent) / float64(g.cfg.Rate) * float64(time.Second)))

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,9 +16,10 @@ import (
 )
 
 // The example runs for a moment on several switch families and options, and every frame adds
-// up: received on the conduit = dropped by the conduit (per reason) + routed + dropped by fwd
-// (per reason); routed = tagged + bridge drops; tagged = sent on the conduit = delivered by the
-// switch to the right port; no buffer leaked.
+// up (Result.Balanced): received on the conduit = dropped by the conduit (per reason) + fwd's
+// verdicts; what fwd sent (routed, echo replies, ICMP errors) = tagged + bridge drops; local
+// frames released; tagged = sent on the conduit = delivered by the switch to the right port,
+// each checked; no buffer leaked.
 func TestRunAccounts(t *testing.T) {
 	cases := []struct {
 		tagger string
@@ -56,12 +60,18 @@ func TestRunAccounts(t *testing.T) {
 					t.Errorf("no dsa %v drops: %v", reason, r.DSADrops)
 				}
 			}
-			if r.Routing.Local == 0 {
-				t.Errorf("no frames for the router itself (ARP): %+v", r.Routing)
+			if r.Routing.Local < numLANPorts*hostsPerLAN || r.LocalReleased != r.Routing.Local {
+				t.Errorf("local frames (the hosts' ARPs): %d, released %d", r.Routing.Local, r.LocalReleased)
 			}
 			for _, reason := range []fwd.Reason{fwd.DropTTL, fwd.DropChecksum, fwd.DropUnresolved} {
 				if r.Routing.Drops[reason] == 0 {
 					t.Errorf("no fwd %v drops: %+v", reason, r.Routing.Drops)
+				}
+			}
+			// The TTL-1 senders on both sides got their ICMP errors, the pingers their replies.
+			for side, name := range []string{"LAN hosts", "gateway"} {
+				if r.ICMPSunk[side] == 0 || r.EchoSunk[side] == 0 {
+					t.Errorf("%s received %d ICMP errors and %d echo replies", name, r.ICMPSunk[side], r.EchoSunk[side])
 				}
 			}
 			if r.Learnt != numLANPorts*hostsPerLAN {
@@ -77,7 +87,7 @@ func TestRunAccounts(t *testing.T) {
 					t.Errorf("port %s: ptp on %v, classified %d", name, on, r.PTP[u])
 				}
 			}
-			want := []string{"lan1", "lan4", "br-lan", "eth0", "accounting: ok", c.tagger}
+			want := []string{"lan1", "lan4", "br-lan", "eth0", "accounting: ok", c.tagger, "ICMP errors sent", "echo requests answered", "released"}
 			if c.vid != 0 {
 				want = append(want, "wan.")
 			}
@@ -91,18 +101,32 @@ func TestRunAccounts(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
-	for _, mod := range []func(*Config){
-		func(c *Config) { c.Tagger = "nosuch" },
-		func(c *Config) { c.Tagger = "ksz8795" }, // 4 user ports: no room for lan1-4 and wan
-		func(c *Config) { c.Tagger = "none" },
-		func(c *Config) { c.WANVID = 4095 },
-		func(c *Config) { c.PTP = []string{"eth9"} },
-		func(c *Config) { c.Batch = 0 },
+	for _, c := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Tagger = "nosuch" }, "-tagger"},
+		{func(c *Config) { c.Tagger = "ksz8795" }, "-tagger"}, // 4 user ports: no room for lan1-4 and wan
+		{func(c *Config) { c.Tagger = "none" }, "-tagger"},
+		{func(c *Config) { c.WANVID = 4095 }, "-wan-vid"},
+		{func(c *Config) { c.PTP = []string{"eth9"} }, "-ptp"},
+		{func(c *Config) { c.Batch = 0 }, "-batch"},
+		{func(c *Config) { c.Batch = 100000 }, "-batch"},
+		{func(c *Config) { c.Duration = -time.Second }, "-duration"},
+		{func(c *Config) { c.Interval = -time.Second }, "-interval"},
+		{func(c *Config) { c.Rate = -1 }, "-rate"},
+		{func(c *Config) { c.Bad = 1.5 }, "-bad"},
+		{func(c *Config) { c.Workers = 0 }, "-workers"},
+		{func(c *Config) { c.Workers = 2 }, "-workers"}, // mem has one queue
+		{func(c *Config) { c.Conduit = "eth0" }, "-conduit"},
+		{func(c *Config) { c.Backend = "afpacket" }, "-conduit"},
+		{func(c *Config) { c.Backend = "dpdk" }, "-backend"},
 	} {
 		cfg := defaultConfig()
-		mod(&cfg)
-		if _, err := run(context.Background(), cfg, &bytes.Buffer{}); err == nil {
-			t.Errorf("config %+v accepted", cfg)
+		c.mod(&cfg)
+		_, err := run(context.Background(), cfg, &bytes.Buffer{})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("config %+v: %v, want a usage error about %s", cfg, err, c.want)
 		}
 	}
 	if n := len(usableTaggers()); n < 10 {
@@ -110,9 +134,61 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
+// Every bad command line exits with status 2 and says what is wrong, without running.
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"-duration", "-1s"}, "-duration -1s is negative"},
+		{[]string{"-interval", "-1s"}, "-interval -1s is negative"},
+		{[]string{"-workers", "0"}, "-workers 0"},
+		{[]string{"-workers", "4"}, "in-memory conduit has one queue"},
+		{[]string{"-batch", "0"}, "-batch 0 out of range"},
+		{[]string{"-batch", "100000"}, "-batch 100000 out of range"},
+		{[]string{"-tagger", "nosuch"}, `unknown tag protocol "nosuch"`},
+		{[]string{"-tagger", "ksz8795"}, "ksz8795 cannot carry switch port"},
+		{[]string{"-wan-vid", "5000"}, "-wan-vid 5000 out of range"},
+		{[]string{"-ptp", "lan1,eth7"}, `no switch port "eth7"`},
+		{[]string{"-bad", "NaN"}, "-bad NaN out of range"},
+		{[]string{"-bad", "-0.1"}, "-bad -0.1 out of range"},
+		{[]string{"-rate", "-5"}, "-rate -5 is negative"},
+		{[]string{"-backend", "dpdk"}, `unknown backend "dpdk"`},
+		{[]string{"-backend", "afxdp"}, "needs -conduit"},
+		{[]string{"-conduit", "eth0"}, "-conduit eth0 needs -backend"},
+		{[]string{"-duration", "1s", "stray"}, `unexpected argument "stray"`},
+		{[]string{"-batch", "many"}, `invalid value "many" for flag -batch`},
+		{[]string{"-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
+	} {
+		var stdout, stderr bytes.Buffer
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // a command line that is accepted would run: not for long
+		if code := mainExit(c.args, &stdout, &stderr, ctx); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, stderr.String(), exitUsage, c.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%q: ran: %s", c.args, stdout.String())
+		}
+	}
+	var stderr bytes.Buffer
+	if code := mainExit([]string{"-h"}, &bytes.Buffer{}, &stderr, context.Background()); code != exitOK || !strings.Contains(stderr.String(), "-conduit") {
+		t.Errorf("-h: exit %d, %s", code, stderr.String())
+	}
+}
+
+// -interval 0 prints no rate table, only the final counters; the run is as good as any.
+func TestNoInterval(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := mainExit([]string{"-interval", "0", "-duration", "100ms"}, &stdout, &stderr, context.Background())
+	if code != exitOK || strings.Contains(stdout.String(), "packets per second") || !strings.Contains(stdout.String(), "accounting: ok") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
 // rig is a topology, one data plane and the generator, driven by hand.
 type rig struct {
 	t   *topology
+	l   *memLink
 	d   *dataPlane
 	g   *generator
 	in  *frame.Batch
@@ -122,11 +198,15 @@ type rig struct {
 
 func newRig(tb testing.TB, cfg Config) *rig {
 	tb.Helper()
-	top, err := build(cfg)
+	top, l, err := buildMem(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &rig{t: top, d: top.newDataPlane(cfg.Batch), g: newGenerator(top, cfg),
+	d, err := top.newDataPlane(cfg.Batch, l.eth0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &rig{t: top, l: l, d: d, g: newGenerator(top, l, cfg),
 		in: frame.NewBatch(cfg.Batch), out: frame.NewBatch(cfg.Batch + numLANPorts*hostsPerLAN), sb: frame.NewBatch(cfg.Batch)}
 	r.g.hello(r.out)
 	r.send()
@@ -135,9 +215,9 @@ func newRig(tb testing.TB, cfg Config) *rig {
 
 // send puts r.out on the link, forwards everything queued and sinks the result.
 func (r *rig) send() {
-	r.t.swEnd.Send(r.out)
+	r.l.swEnd.Send(r.out)
 	for {
-		if n, _ := r.t.eth0.Recv(r.in); n == 0 {
+		if n, _ := r.l.eth0.Recv(r.in); n == 0 {
 			break
 		}
 		r.d.step(r.in)
@@ -145,42 +225,73 @@ func (r *rig) send() {
 	r.g.sink(r.sb)
 }
 
-// frameTo builds, in r.out, a frame from the internet to LAN host (lan, h).
-func (r *rig) frameTo(tb testing.TB, lan, h int) {
+// result is what the rig counted so far.
+func (r *rig) result() Result {
+	r.d.flush()
+	return memResult(r.t, r.l, r.g)
+}
+
+// alloc appends a 60-byte frame (l3+46 bytes with a WAN VLAN tag) to r.out and returns its bytes.
+func (r *rig) alloc(tb testing.TB, n int) []byte {
 	tb.Helper()
-	if n, _ := r.t.pool.Alloc(r.out, 1); n != 1 {
+	if k, _ := r.l.pool.Alloc(r.out, 1); k != 1 {
 		tb.Fatal("pool empty")
 	}
 	i := len(r.out.Frames) - 1
-	r.out.Frames[i].Resize(60)
-	d := r.out.Bytes(i)
+	r.out.Frames[i].Resize(n)
+	return r.out.Bytes(i)
+}
+
+func (r *rig) encode(tb testing.TB, port int) {
+	tb.Helper()
+	if err := r.g.sw.Encode(r.out, len(r.out.Frames)-1, dsa.Info{Port: uint16(port)}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// fromWAN builds, in r.out, an IPv4 frame from the gateway with the WAN VLAN tag if there is one,
+// and returns its IPv4 bytes for the caller to fill (46 of them).
+func (r *rig) fromWAN(tb testing.TB) []byte {
+	tb.Helper()
+	l3 := 14
+	if r.g.cfg.WANVID != 0 {
+		l3 = 18
+	}
+	d := r.alloc(tb, l3+46)
 	e := frame.Ether(d)
 	e.SetDst(wanMAC)
 	e.SetSrc(gatewayMAC)
-	e.SetType(frame.TypeIPv4)
-	udp(d[14:], netInternet|5, hostIP(lan, h), 40000, 64)
-	if err := r.g.sw.Encode(r.out, i, dsa.Info{Port: swWAN}); err != nil {
-		tb.Fatal(err)
+	if r.g.cfg.WANVID != 0 {
+		e.SetType(frame.TypeVLAN)
+		binary.BigEndian.PutUint16(d[14:], uint16(r.g.cfg.WANVID))
 	}
+	binary.BigEndian.PutUint16(d[l3-2:], frame.TypeIPv4)
+	return d[l3:]
+}
+
+// fromLAN builds an IPv4 frame from LAN host (lan, h); the caller fills the 46 IPv4 bytes.
+func (r *rig) fromLAN(tb testing.TB, lan, h int) []byte {
+	tb.Helper()
+	d := r.alloc(tb, 60)
+	e := frame.Ether(d)
+	e.SetDst(lanMAC)
+	e.SetSrc(hostMAC(lan, h))
+	e.SetType(frame.TypeIPv4)
+	return d[14:]
+}
+
+// frameTo builds, in r.out, a frame from the internet to LAN host (lan, h).
+func (r *rig) frameTo(tb testing.TB, lan, h int) {
+	tb.Helper()
+	udp(r.fromWAN(tb), netInternet|5, hostIP(lan, h), 40000, 64)
+	r.encode(tb, swWAN)
 }
 
 // frameFrom builds a frame from LAN host (lan, h) arriving on switch port `port`.
 func (r *rig) frameFrom(tb testing.TB, lan, h, port int) {
 	tb.Helper()
-	if n, _ := r.t.pool.Alloc(r.out, 1); n != 1 {
-		tb.Fatal("pool empty")
-	}
-	i := len(r.out.Frames) - 1
-	r.out.Frames[i].Resize(60)
-	d := r.out.Bytes(i)
-	e := frame.Ether(d)
-	e.SetDst(lanMAC)
-	e.SetSrc(hostMAC(lan, h))
-	e.SetType(frame.TypeIPv4)
-	udp(d[14:], hostIP(lan, h), netInternet|5, 443, 64)
-	if err := r.g.sw.Encode(r.out, i, dsa.Info{Port: uint16(port)}); err != nil {
-		tb.Fatal(err)
-	}
+	udp(r.fromLAN(tb, lan, h), hostIP(lan, h), netInternet|5, 443, 64)
+	r.encode(tb, port)
 }
 
 // The LAN bridge sends a host's frames out of the port it last heard the host on, and drops (and
@@ -199,13 +310,13 @@ func TestBridgeLearning(t *testing.T) {
 	r.frameFrom(t, 1, 2, 3)
 	r.send()
 	r.frameTo(t, 1, 2)
-	r.t.swEnd.Send(r.out)
-	n, _ := r.t.eth0.Recv(r.in)
+	r.l.swEnd.Send(r.out)
+	n, _ := r.l.eth0.Recv(r.in)
 	r.d.step(r.in)
 	if n != 1 {
 		t.Fatalf("received %d", n)
 	}
-	k, _ := r.t.swEnd.Recv(r.sb)
+	k, _ := r.l.swEnd.Recv(r.sb)
 	d, err := r.g.sw.Decode(r.sb, 0)
 	if k != 1 || err != nil || d.Ports.First() != 3 || frame.Ether(r.sb.Bytes(0)).Dst() != hostMAC(1, 2) {
 		t.Fatalf("after the move: %d frames, dest %+v %v", k, d, err)
@@ -219,8 +330,8 @@ func TestBridgeLearning(t *testing.T) {
 	if drops, _ := r.t.bridgeDrops(); drops[dropFDBMiss] != 1 {
 		t.Fatalf("fdb-miss %d, want 1", drops[dropFDBMiss])
 	}
-	if r.t.pool.InUse() != 0 {
-		t.Fatalf("%d buffers leaked", r.t.pool.InUse())
+	if r.l.pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", r.l.pool.InUse())
 	}
 }
 
@@ -229,7 +340,14 @@ func TestWANVLAN(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.WANVID = 7
 	r := newRig(t, cfg)
-	r.frameTo(t, 0, 1) // untagged
+	// An untagged frame on the WAN port.
+	d := r.alloc(t, 60)
+	e := frame.Ether(d)
+	e.SetDst(wanMAC)
+	e.SetSrc(gatewayMAC)
+	e.SetType(frame.TypeIPv4)
+	udp(d[14:], netInternet|5, hostIP(0, 1), 40000, 64)
+	r.encode(t, swWAN)
 	r.send()
 	r.d.flush()
 	c := r.t.router.Counters()
@@ -239,9 +357,139 @@ func TestWANVLAN(t *testing.T) {
 	// Toward the ISP, routed frames carry the tag.
 	r.frameFrom(t, 0, 1, 0)
 	r.send()
-	d := r.g.delivered[swWAN].Load()
-	if d != 1 || r.g.misdelivery.Load() != 0 {
+	if d := r.g.delivered[swWAN].Load(); d != 1 || r.g.misdelivery.Load() != 0 {
 		t.Fatalf("wan delivered %d, wrong %d", d, r.g.misdelivery.Load())
+	}
+}
+
+// A TTL-1 packet from either side comes back to its sender as ICMP time exceeded from the
+// router's address on that side, out of the sender's switch port; a ping to either address is
+// answered; an ARP is released and counted; the accounting adds up with each of them and fails
+// when any is off by one. The router's pool is its own, so its ICMP errors cross arenas on the way
+// out (copied by eth0, as on a real back-end).
+func TestICMPErrorsEchoAndLocal(t *testing.T) {
+	for _, vid := range []int{0, 7} {
+		cfg := defaultConfig()
+		cfg.WANVID, cfg.ownPool = vid, true
+		r := newRig(t, cfg)
+		udp(r.fromLAN(t, 2, 3), hostIP(2, 3), netInternet|9, 443, 1)
+		r.encode(t, swLAN1+2)
+		udp(r.fromWAN(t), netInternet|9, hostIP(1, 0), 40000, 1)
+		r.encode(t, swWAN)
+		echoRequest(r.fromLAN(t, 0, 1), hostIP(0, 1), lanRouterIP, 1)
+		r.encode(t, swLAN1)
+		echoRequest(r.fromWAN(t), netInternet|7, wanRouterIP, 2)
+		r.encode(t, swWAN)
+		r.send()
+		res := r.result()
+		if res.ICMPSunk != [2]uint64{1, 1} || res.EchoSunk != [2]uint64{1, 1} || res.Misdelivered != 0 {
+			t.Fatalf("vid %d: ICMP errors %v, echo replies %v, wrong %d", vid, res.ICMPSunk, res.EchoSunk, res.Misdelivered)
+		}
+		if res.Delivered[swLAN1+2] != 1 || res.Delivered[swWAN] != 2 || res.Delivered[swLAN1] != 1 {
+			t.Fatalf("vid %d: delivered %v", vid, res.Delivered)
+		}
+		if res.Routing.ICMPErrors != 2 || res.Routing.Echoed != 2 || res.TxCopied != 2 {
+			t.Fatalf("vid %d: %+v, eth0 copied %d", vid, res.Routing, res.TxCopied)
+		}
+		if res.Routing.Local != numLANPorts*hostsPerLAN || res.LocalReleased != res.Routing.Local {
+			t.Fatalf("vid %d: local %d, released %d", vid, res.Routing.Local, res.LocalReleased)
+		}
+		if !res.Balanced() {
+			t.Fatalf("vid %d: not balanced: %+v", vid, res)
+		}
+		// Each changes the counters as the fault would, consistently but for the one clause of
+		// Balanced that catches it.
+		received := func(r *Result) { r.Generated++; r.ConduitRx++; r.Demuxed++ }
+		sent := func(r *Result, port int) { r.Tagged++; r.ConduitTx++; r.Delivered[port]++ }
+		for name, mod := range map[string]func(*Result){
+			"a local frame not released": func(r *Result) { received(r); r.Routing.Local++ },
+			"an ICMP error not tagged":   func(r *Result) { r.Routing.ICMPErrors++ },
+			"an echo reply lost": func(r *Result) {
+				received(r)
+				r.Routing.Echoed++
+				sent(r, swLAN1) // delivered as something else
+			},
+			"an ICMP error lost": func(r *Result) { r.Routing.ICMPErrors++; sent(r, swWAN) },
+			"an ICMP error wrong": func(r *Result) {
+				r.ICMPSunk[0]--
+				r.Delivered[swLAN1+2]--
+				r.Misdelivered++
+			},
+			"an ICMP error invented": func(r *Result) {
+				received(r)
+				r.Routing.Forwarded++
+				sent(r, swWAN)
+				r.ICMPSunk[1]++
+			},
+			"a buffer leaked": func(r *Result) { r.Leaked++ },
+		} {
+			m := res
+			mod(&m)
+			if m.Balanced() {
+				t.Errorf("vid %d: balanced with %s", vid, name)
+			}
+		}
+	}
+}
+
+// The switch's check takes only a proper ICMP time exceeded as one: from the router's address on
+// that side, fresh TTL, valid checksums, quoting the sender's packet with TTL 1.
+func TestCheckICMP(t *testing.T) {
+	cfg := defaultConfig()
+	g := &generator{cfg: cfg}
+	build := func(mod func(ip, m, q []byte)) []byte {
+		d := make([]byte, 14+20+8+46)
+		e := frame.Ether(d)
+		e.SetDst(hostMAC(2, 3))
+		e.SetSrc(lanMAC)
+		e.SetType(frame.TypeIPv4)
+		ip := frame.IPv4(d[14:34])
+		ip[0], ip[8], ip[9] = 0x45, 64, frame.ProtoICMP
+		binary.BigEndian.PutUint16(ip[2:], 74)
+		binary.BigEndian.PutUint32(ip[12:], lanRouterIP)
+		binary.BigEndian.PutUint32(ip[16:], hostIP(2, 3))
+		m := d[34:]
+		m[0] = 11
+		q := m[8:]
+		udp(q, hostIP(2, 3), netInternet|9, 443, 1)
+		mod(ip, m, q)
+		frame.IPv4(q[:20]).SetChecksum()
+		binary.BigEndian.PutUint16(m[2:], 0)
+		binary.BigEndian.PutUint16(m[2:], frame.Checksum(m))
+		ip.SetChecksum()
+		return d
+	}
+	if k := g.check(build(func(ip, m, q []byte) {}), swLAN1+2); k != sentICMP {
+		t.Fatalf("a good time exceeded: %d", k)
+	}
+	for name, mod := range map[string]func(ip, m, q []byte){
+		"type 3":              func(ip, m, q []byte) { m[0] = 3 },
+		"code 1":              func(ip, m, q []byte) { m[1] = 1 },
+		"TTL 63":              func(ip, m, q []byte) { ip[8] = 63 },
+		"from a host":         func(ip, m, q []byte) { binary.BigEndian.PutUint32(ip[12:], hostIP(0, 0)) },
+		"from the WAN":        func(ip, m, q []byte) { binary.BigEndian.PutUint32(ip[12:], wanRouterIP) },
+		"quoted TTL 2":        func(ip, m, q []byte) { q[8] = 2 },
+		"quoting another":     func(ip, m, q []byte) { binary.BigEndian.PutUint32(q[12:], hostIP(2, 2)) },
+		"quoting a LAN dst":   func(ip, m, q []byte) { binary.BigEndian.PutUint32(q[16:], hostIP(0, 0)) },
+		"quoting TCP":         func(ip, m, q []byte) { q[9] = 6 },
+		"quoted sport":        func(ip, m, q []byte) { q[20] = 1 },
+		"to another host":     func(ip, m, q []byte) { binary.BigEndian.PutUint32(ip[16:], hostIP(2, 2)) },
+		"quote cut":           func(ip, m, q []byte) { binary.BigEndian.PutUint16(q[2:], 40) },
+		"bad ICMP checksum":   func(ip, m, q []byte) {}, // broken after build, below
+		"bad quoted checksum": func(ip, m, q []byte) {}, // likewise
+	} {
+		d := build(mod)
+		switch name {
+		case "bad ICMP checksum":
+			d[14+20+2] ^= 1
+		case "bad quoted checksum":
+			d[14+20+8+10] ^= 1
+			binary.BigEndian.PutUint16(d[14+20+2:], 0)
+			binary.BigEndian.PutUint16(d[14+20+2:], frame.Checksum(d[14+20:]))
+		}
+		if k := g.check(d, swLAN1+2); k != sentBad {
+			t.Errorf("%s: taken as %d", name, k)
+		}
 	}
 }
 
@@ -257,22 +505,22 @@ func TestFDB(t *testing.T) {
 		}
 	}
 	f.learn(m(3), 4) // moved
-	if p, _ := f.lookup(m(3)); p != 4 || f.n != 12 {
-		t.Fatalf("moved mac: port %d, %d entries", p, f.n)
+	if p, _ := f.lookup(m(3)); p != 4 || f.len() != 12 {
+		t.Fatalf("moved mac: port %d, %d entries", p, f.len())
 	}
 	if _, ok := f.lookup(m(99)); ok {
 		t.Fatal("unknown mac found")
 	}
 	f.learn([]byte{0x01, 0, 0x5e, 0, 0, 1}, 2) // group address as source: not learnt
-	if _, ok := f.lookup([]byte{0x01, 0, 0x5e, 0, 0, 1}); ok || f.n != 12 {
+	if _, ok := f.lookup([]byte{0x01, 0, 0x5e, 0, 0, 1}); ok || f.len() != 12 {
 		t.Fatal("multicast source learnt")
 	}
 	// A full table learns no more and never loops.
 	for i := 0; i < 100; i++ {
 		f.learn(m(1000+i), 1)
 	}
-	if f.n > 16 {
-		t.Fatalf("%d entries in 16 slots", f.n)
+	if f.len() > 16 {
+		t.Fatalf("%d entries in 16 slots", f.len())
 	}
 	for i := 0; i < 12; i++ {
 		if i == 3 {
@@ -284,8 +532,36 @@ func TestFDB(t *testing.T) {
 	}
 }
 
-// The steady-state loop allocates nothing: receive, demux, learn, route, bridge, tag, send, and
-// the generator's side too — with PTP classification and a WAN VLAN as well.
+// Workers share the FDB: concurrent learning of the same addresses makes one entry each, and
+// lookups meanwhile see either nothing or a port some worker learnt (run with -race).
+func TestFDBShared(t *testing.T) {
+	f := newFDB(256)
+	m := func(i int) []byte { x := hostMAC(i/4, i%4); return x[:] }
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := 0; round < 200; round++ {
+				for i := 0; i < 16; i++ {
+					f.learn(m(i), uint16(i%4))
+					if p, ok := f.lookup(m((i + 5) % 16)); ok && p != uint16((i+5)%16%4) {
+						t.Errorf("mac %d on port %d", (i+5)%16, p)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if f.len() != 16 {
+		t.Fatalf("%d entries for 16 addresses", f.len())
+	}
+}
+
+// The steady-state loop allocates nothing: receive, demux, learn, route, answer pings, ICMP
+// errors, bridge, tag, send, and the generator's side too — with PTP classification and a WAN VLAN
+// as well — and frames do move meanwhile.
 func TestStepAllocs(t *testing.T) {
 	for _, c := range []struct {
 		tagger string
@@ -300,11 +576,20 @@ func TestStepAllocs(t *testing.T) {
 			r.send()
 		}
 		step()
-		if a := testing.AllocsPerRun(200, step); a != 0 {
+		before := r.result()
+		const runs = 200
+		if a := testing.AllocsPerRun(runs, step); a != 0 {
 			t.Errorf("%+v: %v allocs per batch", c, a)
 		}
-		if r.g.misdelivery.Load() != 0 || r.t.pool.InUse() != 0 {
-			t.Errorf("%+v: wrong %d, in use %d", c, r.g.misdelivery.Load(), r.t.pool.InUse())
+		after := r.result()
+		moved := sum(after.Delivered[:]) - sum(before.Delivered[:])
+		echoed := after.EchoSunk[0] + after.EchoSunk[1] - before.EchoSunk[0] - before.EchoSunk[1]
+		icmp := after.ICMPSunk[0] + after.ICMPSunk[1] - before.ICMPSunk[0] - before.ICMPSunk[1]
+		if moved < (runs+1)*uint64(cfg.Batch)*3/4 || echoed == 0 || icmp == 0 {
+			t.Errorf("%+v: %d frames delivered (%d echo replies, %d ICMP errors) in %d batches of %d", c, moved, echoed, icmp, runs+1, cfg.Batch)
+		}
+		if !after.Balanced() || r.l.pool.InUse() != 0 {
+			t.Errorf("%+v: %+v, in use %d", c, after, r.l.pool.InUse())
 		}
 	}
 }

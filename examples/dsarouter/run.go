@@ -13,21 +13,33 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/xmit"
 )
 
-// worker polls the conduit until ctx ends and then until it is drained.
-func (t *topology) worker(ctx context.Context, batch int) {
-	d := t.newDataPlane(batch)
+// drainBatches bounds what a worker still takes from its port once told to stop: a real conduit
+// may keep receiving.
+const drainBatches = 1024
+
+// run polls port with d until ctx ends, then until the port is idle (at most drainBatches more
+// batches), and publishes the counters.
+func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 	in := frame.NewBatch(batch)
-	idle, batches := 0, 0
+	wt, _ := port.(xmit.Waiter)
+	idle, batches, drained := 0, 0, 0
 	draining := false
 	for {
-		if n, _ := t.eth0.Recv(in); n > 0 {
+		if n, _ := port.Recv(in); n > 0 {
 			d.step(in)
 			if batches++; batches&63 == 0 {
 				d.flush()
 			}
 			idle = 0
+			if draining {
+				if drained++; drained >= drainBatches {
+					d.flush()
+					return
+				}
+			}
 			continue
 		}
 		d.flush()
@@ -38,30 +50,37 @@ func (t *topology) worker(ctx context.Context, batch int) {
 		if draining && idle > 3 {
 			return
 		}
-		if idle > 16 {
-			t.eth0.Wait(int64(50 * time.Microsecond))
+		if idle > 16 && wt != nil {
+			wt.Wait(int64(50 * time.Microsecond))
 		}
 	}
 }
 
 // Result is what a run counted.
 type Result struct {
-	Generated, GenDropped uint64 // frames the switch queued toward the CPU / could not queue
-	ConduitRx             uint64 // frames eth0 received
-	DSADrops              [dsa.NumReasons]uint64
-	Demuxed               uint64 // frames the conduit handed on with a switch port
-	PortRx                [numSwPorts]uint64
-	Routing               fwd.Counters
-	BridgeDrops           [numBridgeReasons]uint64
-	Tagged                uint64 // frames tagged toward a switch port
-	TagDrops              [dsa.NumReasons]uint64
-	ConduitTx, TxDropped  uint64 // queued by eth0 / dropped by it
-	Delivered             [numSwPorts]uint64
-	Misdelivered          uint64 // frames the switch received for the wrong port, MAC, VLAN, TTL or checksum
-	PTP                   [numSwPorts]uint64
-	PTPSent               uint64
-	Learnt                int
-	Leaked                int // pool buffers not returned at the end
+	Mem                  bool   // an in-memory run: the generator's side is counted too
+	Generated            uint64 // mem: frames the switch queued toward the CPU
+	GenDropped           uint64 // mem: frames it could not queue
+	ConduitRx            uint64 // frames eth0 received
+	ConduitRxDropped     uint64 // frames the port (the kernel) dropped before the router saw them
+	DSADrops             [dsa.NumReasons]uint64
+	Demuxed              uint64 // frames the conduit handed on with a switch port
+	PortRx               [numSwPorts]uint64
+	Routing              fwd.Counters
+	LocalReleased        uint64 // frames for the router itself (ARP, ...), released: no local stack
+	BridgeDrops          [numBridgeReasons]uint64
+	Tagged               uint64 // frames tagged toward a switch port
+	TagDrops             [dsa.NumReasons]uint64
+	ConduitTx, TxDropped uint64 // queued by eth0 / dropped by it
+	TxCopied             uint64 // of those queued, copied from another arena (the router's pool)
+	Delivered            [numSwPorts]uint64
+	Misdelivered         uint64    // mem: frames the switch received for the wrong port, or wrong in any checked field
+	ICMPSunk             [2]uint64 // mem: ICMP time exceeded errors the LAN hosts [0] and the gateway [1] received
+	EchoSunk             [2]uint64 // mem: echo replies they received
+	PTP                  [numSwPorts]uint64
+	PTPSent              uint64
+	Learnt               int
+	Leaked               int // pool buffers not returned at the end
 }
 
 func sum(a []uint64) uint64 {
@@ -72,53 +91,145 @@ func sum(a []uint64) uint64 {
 	return s
 }
 
-// Balanced reports whether every frame is accounted for, stage by stage.
+// Balanced reports whether every frame is accounted for, stage by stage: what eth0 received was
+// dropped by the conduit or demultiplexed; every demultiplexed frame got exactly one verdict from
+// fwd; what fwd sent (forwarded, echo replies, ICMP errors, fragments) was dropped by the bridge,
+// tagged or dropped by the tagger; local frames were released; what was tagged was queued or
+// dropped by eth0; no buffer leaked. In memory it also checks the switch's side: what it sent
+// was received, what eth0 queued was delivered by the right port and right in every field, and
+// when nothing was dropped after routing, every ICMP error and echo reply fwd generated reached
+// the host it was for.
 func (r Result) Balanced() bool {
-	return r.Generated == r.ConduitRx &&
-		r.ConduitRx == sum(r.DSADrops[:])+r.Demuxed &&
+	ok := r.ConduitRx == sum(r.DSADrops[:])+r.Demuxed &&
 		r.Demuxed == r.Routing.Received() &&
 		app.Sent(r.Routing) == sum(r.BridgeDrops[:])+r.Tagged+sum(r.TagDrops[:]) &&
+		r.LocalReleased == r.Routing.Local+r.Routing.Held &&
 		r.Tagged == r.ConduitTx+r.TxDropped &&
-		sum(r.Delivered[:])+r.Misdelivered == r.ConduitTx &&
-		r.Misdelivered == 0 && r.Leaked == 0
+		r.Leaked == 0
+	if !r.Mem {
+		return ok
+	}
+	icmp, echo := r.ICMPSunk[0]+r.ICMPSunk[1], r.EchoSunk[0]+r.EchoSunk[1]
+	lost := sum(r.BridgeDrops[:]) + sum(r.TagDrops[:]) + r.TxDropped
+	return ok && r.Generated == r.ConduitRx &&
+		sum(r.Delivered[:])+r.Misdelivered == r.ConduitTx && r.Misdelivered == 0 &&
+		icmp <= r.Routing.ICMPErrors && echo <= r.Routing.Echoed &&
+		(lost > 0 || icmp == r.Routing.ICMPErrors && echo == r.Routing.Echoed)
 }
 
-func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
-	t, err := build(cfg)
-	if err != nil {
-		return Result{}, err
+// collect fills the router's side of r from t's counters and eth0's; call it once every worker
+// has stopped.
+func (t *topology) collect(r *Result, eth0 xmit.Stats) {
+	r.ConduitRx, r.ConduitRxDropped = eth0.RxPackets, eth0.RxDropped
+	r.ConduitTx, r.TxDropped, r.TxCopied = eth0.TxPackets, eth0.TxDropped, eth0.TxCopied
+	r.DSADrops, r.TagDrops = t.conduitDrops()
+	for u := range numSwPorts {
+		ps := t.portStats(u)
+		r.Demuxed += ps.RxFrames
+		r.PortRx[u] = ps.RxFrames
+		r.Tagged += ps.TxFrames
+		r.PTP[u] = ps.RxPTP
 	}
-	ptp := "off"
-	if len(cfg.PTP) > 0 {
-		ptp = "on for " + strings.Join(cfg.PTP, ",")
-	}
-	fmt.Fprintf(out, "dsarouter: eth0 conduit, %s tags; br-lan = lan1-lan4 (192.168.1.0/24), %s = WAN (default route); PTP timestamping %s\n",
-		t.tagger.Name(), wanIfName(cfg), ptp)
-	fmt.Fprintf(out, "in-memory link, synthetic switch and hosts\n\n")
+	r.Routing = t.router.Counters()
+	r.BridgeDrops, r.LocalReleased = t.bridgeDrops()
+	r.Learnt = t.fdb.len()
+	r.Leaked += t.pool.InUse()
+}
 
-	genCtx, stopGen := context.WithCancel(context.Background())
-	routerCtx, stopRouter := context.WithCancel(context.Background())
-	g := newGenerator(t, cfg)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch) }()
-	go func() { defer wg.Done(); g.run(genCtx) }()
-
+// monitorRows are the rate table's rows: eth0, its switch ports, the L3 interfaces.
+func (t *topology) monitorRows(eth0 func() xmit.Stats) []monitor.Row {
 	rows := []monitor.Row{{Name: "eth0",
-		Rx: func() uint64 { return t.eth0.Stats().RxPackets },
-		Tx: func() uint64 { return t.eth0.Stats().TxPackets }}}
+		Rx: func() uint64 { return eth0().RxPackets },
+		Tx: func() uint64 { return eth0().TxPackets }}}
 	for u, name := range swNames {
-		rows = append(rows, monitor.Row{Name: "  " + name,
-			Rx: func() uint64 { return t.conduit.Stats(u).RxFrames },
-			Tx: func() uint64 { return t.conduit.Stats(u).TxFrames }})
+		rows = append(rows, monitor.Row{Name: name, Detail: true,
+			Rx: func() uint64 { return t.portStats(u).RxFrames },
+			Tx: func() uint64 { return t.portStats(u).TxFrames }})
 	}
 	for id, ifc := range t.router.Ifaces() {
-		rows = append(rows, monitor.Row{Name: ifc.Name,
+		rows = append(rows, monitor.Row{Name: ifc.Name, Detail: true,
 			Rx: func() uint64 { return t.router.IfaceStats(uint16(id)).RxPackets },
 			Tx: func() uint64 { return t.router.IfaceStats(uint16(id)).TxPackets }})
 	}
-	mon := monitor.New("dsarouter: packets per second (eth0, its switch ports, the L3 interfaces)", rows)
-	tick := time.NewTicker(cfg.Interval)
+	return rows
+}
+
+// run checks cfg and runs the router on its back-end until ctx ends.
+func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
+	if _, err := cfg.check(); err != nil {
+		return Result{}, err
+	}
+	if cfg.Backend == app.Mem {
+		return runMem(ctx, cfg, out)
+	}
+	return runReal(ctx, cfg, out)
+}
+
+// memLink is the in-memory world: the link between eth0 and the switch, and its pool.
+type memLink struct {
+	pool        *frame.Pool
+	eth0, swEnd *xmit.MemPort
+}
+
+// buildMem makes the router on an in-memory conduit.
+func buildMem(cfg Config) (*topology, *memLink, error) {
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 8192})
+	if err != nil {
+		return nil, nil, err
+	}
+	rpool := pool
+	if cfg.ownPool {
+		if rpool, err = frame.NewPool(&frame.PoolConfig{Buffers: 1024}); err != nil {
+			return nil, nil, err
+		}
+	}
+	t, err := build(cfg, lanMAC, wanMAC, rpool)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := &memLink{pool: pool}
+	l.eth0, l.swEnd = xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{"eth0", "switch-cpu"}, Depth: 4096})
+	return t, l, nil
+}
+
+func ptpNote(cfg Config) string {
+	if len(cfg.PTP) == 0 {
+		return "off"
+	}
+	return "on for " + strings.Join(cfg.PTP, ",")
+}
+
+func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
+	t, l, err := buildMem(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(out, "dsarouter: eth0 conduit, %s tags; br-lan = lan1-lan4 (192.168.1.1/24), %s = WAN (203.0.113.2/24, default route); PTP timestamping %s\n",
+		t.tagger.Name(), wanIfName(cfg), ptpNote(cfg))
+	fmt.Fprintf(out, "in-memory link, synthetic switch and hosts\n\n")
+	d, err := t.newDataPlane(cfg.Batch, l.eth0)
+	if err != nil {
+		return Result{}, err
+	}
+
+	genCtx, stopGen := context.WithCancel(context.Background())
+	routerCtx, stopRouter := context.WithCancel(context.Background())
+	g := newGenerator(t, l, cfg)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); d.run(routerCtx, l.eth0, cfg.Batch) }()
+	go func() { defer wg.Done(); g.run(genCtx) }()
+	if cfg.ready != nil {
+		cfg.ready()
+	}
+
+	mon := monitor.New("dsarouter: packets per second (eth0, its switch ports, the L3 interfaces)", t.monitorRows(l.eth0.Stats))
+	var tick <-chan time.Time
+	if cfg.Interval > 0 {
+		tk := time.NewTicker(cfg.Interval)
+		defer tk.Stop()
+		tick = tk.C
+	}
 	enough := func() bool {
 		return g.delivered[swWAN].Load() >= cfg.minDelivered && g.delivered[swLAN1+3].Load() >= cfg.minDelivered
 	}
@@ -135,12 +246,13 @@ loop:
 				break loop
 			case <-time.After(5 * time.Millisecond):
 			}
-		case <-tick.C:
+		case <-tick:
 			mon.Print(out)
 		}
 	}
-	tick.Stop()
-	mon.Print(out) // the last (partial) interval
+	if cfg.Interval > 0 {
+		mon.Print(out) // the last (partial) interval
+	}
 
 	// Stop the generator, let the router drain, then the switch's queue.
 	stopGen()
@@ -150,41 +262,43 @@ loop:
 	stopRouter()
 	wg.Wait()
 	g.drain()
-	t.eth0.Close()
-	t.swEnd.Close()
+	l.eth0.Close()
+	l.swEnd.Close()
 
-	var r Result
-	s := t.swEnd.Stats()
-	r.Generated, r.GenDropped = s.TxPackets, s.TxDropped
-	s = t.eth0.Stats()
-	r.ConduitRx, r.ConduitTx, r.TxDropped = s.RxPackets, s.TxPackets, s.TxDropped
-	for reason := range dsa.NumReasons {
-		r.DSADrops[reason] = t.conduit.RxDrops(reason)
-		r.TagDrops[reason] = t.conduit.TxDrops(reason)
-	}
-	for u := range numSwPorts {
-		ps := t.conduit.Stats(u)
-		r.Demuxed += ps.RxFrames
-		r.PortRx[u] = ps.RxFrames
-		r.Tagged += ps.TxFrames
-		r.PTP[u] = ps.RxPTP
-		r.Delivered[u] = g.delivered[u].Load()
-	}
-	r.Routing = t.router.Counters()
-	r.BridgeDrops, r.Learnt = t.bridgeDrops()
-	r.Misdelivered = g.misdelivery.Load()
-	r.PTPSent = g.ptpSent.Load()
-	r.Leaked = t.pool.InUse()
+	r := memResult(t, l, g)
 	report(out, r, cfg)
 	return r, nil
+}
+
+// memResult is what an in-memory run counted, on both sides of the link.
+func memResult(t *topology, l *memLink, g *generator) Result {
+	r := Result{Mem: true}
+	s := l.swEnd.Stats()
+	r.Generated, r.GenDropped = s.TxPackets, s.TxDropped
+	t.collect(&r, l.eth0.Stats())
+	for u := range numSwPorts {
+		r.Delivered[u] = g.delivered[u].Load()
+	}
+	for i := range r.ICMPSunk {
+		r.ICMPSunk[i], r.EchoSunk[i] = g.icmpSunk[i].Load(), g.echoSunk[i].Load()
+	}
+	r.Misdelivered = g.misdelivery.Load()
+	r.PTPSent = g.ptpSent.Load()
+	if t.pool != l.pool {
+		r.Leaked += l.pool.InUse()
+	}
+	return r
 }
 
 func report(out io.Writer, r Result, cfg Config) {
 	g := func(v uint64) string { return monitor.Group(float64(v)) }
 	p := func(format string, a ...any) { fmt.Fprintf(out, format, a...) }
+	c := &r.Routing
 	p("final counters\n")
-	p("  switch sent to eth0     %14s  (could not queue: %s)\n", g(r.Generated), g(r.GenDropped))
-	p("  eth0 received           %14s\n", g(r.ConduitRx))
+	if r.Mem {
+		p("  switch sent to eth0     %14s  (could not queue: %s)\n", g(r.Generated), g(r.GenDropped))
+	}
+	p("  eth0 received           %14s  (dropped before the router: %s)\n", g(r.ConduitRx), g(r.ConduitRxDropped))
 	for reason, v := range r.DSADrops {
 		if v > 0 {
 			p("    dsa dropped %-12s %10s\n", dsa.Reason(reason).String()+":", g(v))
@@ -195,12 +309,18 @@ func report(out io.Writer, r Result, cfg Config) {
 		p(" %s %s", name, g(r.PortRx[u]))
 	}
 	p(" )\n")
-	p("  routed                  %14s\n", g(r.Routing.Forwarded))
-	for reason, v := range r.Routing.Drops {
+	p("  routed                  %14s\n", g(c.Forwarded))
+	p("  echo requests answered  %14s\n", g(c.Echoed))
+	if c.Fragmented > 0 {
+		p("  fragmented              %14s  (into %s)\n", g(c.Fragmented), g(c.Fragments))
+	}
+	p("  local (ARP, ...)        %14s  (released: no ARP or other local stack here: %s)\n", g(c.Local+c.Held), g(r.LocalReleased))
+	for reason, v := range c.Drops {
 		if v > 0 {
 			p("    fwd dropped %-12s %10s\n", fwd.Reason(reason).String()+":", g(v))
 		}
 	}
+	p("  ICMP errors sent        %14s  (rate-limited %s, no buffer %s)\n", g(c.ICMPErrors), g(c.ICMPRateLimited), g(c.ICMPNoBuffer))
 	for reason, v := range r.BridgeDrops {
 		if v > 0 {
 			p("    bridge dropped %-9s %10s\n", bridgeReasonNames[reason]+":", g(v))
@@ -212,14 +332,23 @@ func report(out io.Writer, r Result, cfg Config) {
 			p("    dsa tx dropped %-9s %10s\n", dsa.Reason(reason).String()+":", g(v))
 		}
 	}
-	p("  eth0 sent               %14s  (dropped: %s)\n", g(r.ConduitTx), g(r.TxDropped))
-	p("  switch delivered       ")
-	for u, name := range swNames {
-		p(" %s %s", name, g(r.Delivered[u]))
+	p("  eth0 sent               %14s  (dropped: %s; copied from the router's pool: %s)\n", g(r.ConduitTx), g(r.TxDropped), g(r.TxCopied))
+	if r.Mem {
+		p("  switch delivered       ")
+		for u, name := range swNames {
+			p(" %s %s", name, g(r.Delivered[u]))
+		}
+		p("; wrong: %s\n", g(r.Misdelivered))
+		p("    of which ICMP time exceeded: LAN hosts %s, gateway %s; echo replies: LAN hosts %s, gateway %s\n",
+			g(r.ICMPSunk[0]), g(r.ICMPSunk[1]), g(r.EchoSunk[0]), g(r.EchoSunk[1]))
 	}
-	p("; wrong: %s\n", g(r.Misdelivered))
 	if len(cfg.PTP) > 0 {
-		p("  PTP event frames sent %s; classified on", g(r.PTPSent))
+		if r.Mem {
+			p("  PTP event frames sent %s;", g(r.PTPSent))
+		} else {
+			p(" ")
+		}
+		p(" classified on")
 		for u, name := range swNames {
 			if r.PTP[u] > 0 {
 				p(" %s %s", name, g(r.PTP[u]))
@@ -229,7 +358,11 @@ func report(out io.Writer, r Result, cfg Config) {
 	}
 	p("  LAN bridge learnt %d MAC addresses; pool buffers still out %d\n", r.Learnt, r.Leaked)
 	if r.Balanced() {
-		p("accounting: ok (eth0 rx = dsa drops + demuxed = dsa drops + routed + fwd drops; routed = bridge drops + tagged + tag drops; tagged = eth0 tx + tx drops = delivered; nothing leaked)\n")
+		p("accounting: ok (eth0 rx = dsa drops + demuxed = dsa drops + fwd verdicts; fwd sent (routed, echo replies, ICMP errors, fragments) = bridge drops + tagged + tag drops; local released; tagged = eth0 tx + tx drops")
+		if r.Mem {
+			p(" = delivered, each checked")
+		}
+		p("; nothing leaked)\n")
 	} else {
 		p("accounting: MISMATCH %+v\n", r)
 	}
