@@ -36,6 +36,7 @@ type MemPort struct {
 	mtu    int
 	closed atomic.Bool
 	timer  *time.Timer // Wait's timeout, made by its first call with one and reused (receiving goroutine only)
+	copyB  *frame.Batch // Send's scratch for frames of another arena, reused (sending goroutine only)
 	c      Counters
 }
 
@@ -206,9 +207,14 @@ func (p *MemPort) Send(b *frame.Batch) (int, error) {
 	return n, nil
 }
 
-// adopt copies b's frames (from another arena) into pool buffers and releases the originals.
+// adopt copies b's frames (from another arena) into pool buffers and releases the originals. Its
+// scratch batch is the port's, grown only for a larger batch than any before.
 func (p *MemPort) adopt(b *frame.Batch) error {
-	tmp := frame.NewBatch(len(b.Frames)) // rare path (mixed back-ends): allocation acceptable
+	if p.copyB == nil || p.copyB.Cap() < len(b.Frames) {
+		p.copyB = frame.NewBatch(len(b.Frames))
+	}
+	tmp := p.copyB
+	tmp.Frames = tmp.Frames[:0]
 	n, _ := p.pool.Alloc(tmp, len(b.Frames))
 	for i := 0; i < n; i++ {
 		src := &b.Frames[i]
@@ -225,7 +231,9 @@ func (p *MemPort) adopt(b *frame.Batch) error {
 		p.c.TxDrop(len(b.Frames) - n) // pool exhausted
 	}
 	b.Free()
-	*b = frame.Batch{Frames: append(b.Frames[:0], tmp.Frames...), Mem: tmp.Mem, Owner: tmp.Owner}
+	b.Frames = append(b.Frames[:0], tmp.Frames...)
+	b.Mem, b.Owner = tmp.Mem, tmp.Owner
+	tmp.Frames = tmp.Frames[:0]
 	return nil
 }
 

@@ -376,3 +376,26 @@ func TestPipeWaitZeroAllocs(t *testing.T) {
 		t.Fatalf("stats %+v, %d buffers in use", s, p.InUse())
 	}
 }
+
+// TestSendForeignZeroAllocs: Send copies frames of another arena into the port's pool without
+// allocating, and they arrive.
+func TestSendForeignZeroAllocs(t *testing.T) {
+	p, other := newPool(t, 256), newPool(t, 256)
+	a, z := Pipe(p, nil)
+	b, rb := frame.NewBatch(32), frame.NewBatch(32)
+	var seq uint64
+	got := 0
+	allocs := testing.AllocsPerRun(50, func() {
+		fill(t, other, b, 32, 60, &seq)
+		a.Send(b)
+		n, _ := z.Recv(rb)
+		got += n
+		rb.Free()
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocs per batch", allocs)
+	}
+	if s := a.Stats(); got != 51*32 || s.TxCopied != 51*32 || other.InUse() != 0 || p.InUse() != 0 {
+		t.Fatalf("received %d, copied %d, buffers out %d/%d", got, s.TxCopied, other.InUse(), p.InUse())
+	}
+}
