@@ -35,7 +35,7 @@ type MemPort struct {
 	link   *atomic.Bool
 	mtu    int
 	closed atomic.Bool
-	timer  *time.Timer // Wait's timeout, made by its first call with one and reused (receiving goroutine only)
+	timer  *time.Timer  // Wait's timeout, made by its first call with one and reused (receiving goroutine only)
 	copyB  *frame.Batch // Send's scratch for frames of another arena, reused (sending goroutine only)
 	c      Counters
 }
