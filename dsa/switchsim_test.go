@@ -78,7 +78,7 @@ func TestSwitchSideTxVectors(t *testing.T) {
 			if v.oobTPID != 0 {
 				want = append(append(append([]byte{}, want[:12]...), byte(v.oobTPID>>8), byte(v.oobTPID), byte(v.oobTCI>>8), byte(v.oobTCI)), want[12:]...)
 			}
-			if pad := s.Tagger().Spec().PadTo; len(want) < pad {
+			if pad := txPadTo(s.Tagger(), v.dest); len(want) < pad {
 				want = append(want, make([]byte, pad-len(want))...)
 			}
 			if !bytes.Equal(b.Bytes(0), want) {
@@ -244,6 +244,8 @@ func TestSwitchSideDecodeErrors(t *testing.T) {
 		{"brcm", macs + " 00000005 " + et + pl, ErrBadTag},          // opcode 0: the RX format
 		{"qca", macs + " 8004 " + et + pl, ErrBadTag},               // FROM_CPU bit clear
 		{"mtk", macs + " 03020000 " + et + pl, ErrBadTag},           // b0 3
+		{"mtk", macs + " 00820000 " + et + pl, ErrBadTag},           // b1 bit 7: mainline never sets it
+		{"mtk", macs + " 00420000 " + et + pl, ErrBadTag},           // b1 bit 6 (SA_DIS): mainline never sets it
 		{"rtl4a", inner, ErrNotTagged},
 		{"rtl8_4", macs + " 88990500 00200001 " + et + pl, ErrBadTag},
 		{"ocelot-8021q", macs + " 81000064 " + et + pl, ErrNotTagged},
