@@ -92,6 +92,13 @@
 // Frame.Out, [Conduit.SendTo] toward a port mask. One Conduit per worker; counters are readable
 // from any goroutine.
 //
+// Two kinds of frame that Linux delivers somewhere other than a user port have their own
+// Frame.Port values after the user ports, when the Config asks for them (without, they are
+// dropped and counted): frames from an offloaded LAG (Marvell's trunk bit, [InfoTrunk]), which
+// Linux hands to the bond or team device, go to [Conduit.TrunkPort] of the trunk ID with
+// Config.Trunks; frames that the tag driver hands to the conduit interface itself (rtl4a without
+// the 0x8899 EtherType) go, unchanged, to [Conduit.LocalPort] with Config.Local.
+//
 // Optional per-frame work costs nothing while it is off (the 2020 netdev DSA lesson): PTP
 // timestamp classification runs only for ports that asked for it with
 // [Conduit.EnableTimestamps], and the check is one load per batch. Build with -tags dsa_noptp to

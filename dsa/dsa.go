@@ -107,7 +107,8 @@ const (
 	// InfoTrapped: the switch trapped the frame to the CPU and did not forward it itself (Linux
 	// leaves skb->offload_fwd_mark clear). Decode also sets frame.FlagTrapped.
 	InfoTrapped InfoFlags = 1 << iota
-	// InfoTrunk: Marvell FORWARD from a trunk (LAG): Port holds the trunk ID, not a port.
+	// InfoTrunk: Marvell FORWARD from a trunk (LAG): Port holds the trunk ID, not a port. A
+	// Conduit delivers such frames to its trunk ports (Config.Trunks) or drops them (ErrTrunk).
 	InfoTrunk
 	// InfoBridge: tag_8021q VID with a non-zero VBID: the frame came from a VLAN-unaware bridge
 	// domain (Code holds the VBID) and the precise source port is unknown.
@@ -156,7 +157,7 @@ var (
 	ErrPort        = errors.New("dsa: port out of range")
 	ErrNoPort      = errors.New("dsa: no destination port")
 	ErrMultiPort   = errors.New("dsa: format addresses one port per frame")
-	ErrTrunk       = errors.New("dsa: frame from a trunk, not a port")
+	ErrTrunk       = errors.New("dsa: frame from a trunk with no trunk port (Config.Trunks)")
 	ErrBridge      = errors.New("dsa: frame from a bridge domain, source port unknown")
 	ErrUnknown     = errors.New("dsa: unknown tag protocol")
 )

@@ -366,7 +366,8 @@ func encKSZ(mem []byte, f *frame.Frame, d Dest, k kind) Reason {
 const ethPRealtek = 0x8899
 
 // parseRTL4A: 0x8899 then BE16 protocol[15:12] = 0xA, source port in the low byte. A frame with
-// another EtherType carries no tag (Linux passes it through untouched).
+// another EtherType carries no tag: ReasonNotTagged (Linux passes it through untouched to the
+// conduit interface; a Conduit with Config.Local does the same).
 func parseRTL4A(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
