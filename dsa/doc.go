@@ -103,4 +103,11 @@
 // timestamp classification runs only for ports that asked for it with
 // [Conduit.EnableTimestamps], and the check is one load per batch. Build with -tags dsa_noptp to
 // compile the branch out entirely; BenchmarkConduitPTP compares the three.
+//
+// # Fuzzing
+//
+// Each tagger has a fuzz target (FuzzEDSA, FuzzMTK, …) that holds Decode and Encode, per frame and
+// in batches, to byte-level expectations written from the kernel's tag drivers; FuzzSwitchSide
+// holds the switch side to the naive reading of the TX layouts. scripts/fuzz.sh dsa 10s runs them
+// all with the flags that keep the fuzzer searching (-fuzzminimizetime 200x).
 package dsa
