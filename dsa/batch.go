@@ -682,12 +682,9 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		// version 2 <<14 | priority[13:11] | FROM_CPU bit 7 | port mask[6:0].
 		encQCABatchx4(mem, fr, rs, bswap16(uint16(2)<<14|uint16(d.Prio&7)<<11|1<<7|uint16(d.Ports)&0x7f))
 	case kMTK:
-		// b0 = 0 (untagged), b1 = port mask | passthrough bit 7 for a switch index > 0, b2-b3 = 0.
-		tw := uint32(d.Ports&0x3f) << 8
-		if d.Switch != 0 {
-			tw |= 0x80 << 8
-		}
-		encMTKBatchx4(mem, fr, rs, tw)
+		// b0 = 0 (untagged), b1 = port mask, b2-b3 = 0; with DestPad, frames under 60 bytes
+		// (padding) take the slow path.
+		encMTKBatchx4(mem, fr, rs, uint32(d.Ports&0x3f)<<8, uint16(max(minFrame, mtkPadTo(d))))
 	case kKSZ8795, kKSZ9893:
 		if d.Flags&DestTimestamp != 0 && c.kind == kKSZ9893 {
 			markSlow(rs)
@@ -925,18 +922,18 @@ func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 	}
 }
 
-// encMTKBatch: a frame of 60 bytes or more with no VLAN tag (in its bytes or out of band) gets
-// the 4-byte tag after the source MAC; a VLAN-tagged one (the special tag replaces the TPID) and
-// a runt (padding) take the slow path.
+// encMTKBatch: a frame of at least short bytes (minFrame, or 60 with DestPad) with no VLAN tag
+// (in its bytes or out of band) gets the 4-byte tag after the source MAC; a VLAN-tagged one (the
+// special tag replaces the TPID) and a shorter one take the slow path.
 //
 //go:noinline
-func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
+func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uint16) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	for p := uintptr(0); p < end; p += frameSize {
 		f := (*frame.Frame)(unsafe.Add(fb, p))
 		o, lh := int64(f.Off), lenHead(f)
-		if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+		if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+14 : o+14]
 			if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
 				*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs

@@ -185,9 +185,9 @@ func TestBatchMatchesPerFrame(t *testing.T) {
 			d := Dest{Ports: Port(r.IntN(max(1, spec.Ports))), Prio: uint8(r.IntN(8))}
 			if r.IntN(4) == 0 {
 				d = Dest{Ports: PortMask(r.Uint32() & 0x1ff), Switch: uint8(r.IntN(40)), Prio: uint8(r.IntN(256)),
-					Bridge: uint8(r.IntN(9)), Flags: DestFlags(r.IntN(8))}
+					Bridge: uint8(r.IntN(9)), Flags: DestFlags(r.IntN(int(DestPad) << 1))}
 			} else if r.IntN(3) == 0 {
-				d.Flags = DestFlags(r.IntN(8))
+				d.Flags = DestFlags(r.IntN(int(DestPad) << 1))
 				d.Switch = uint8(r.IntN(40))
 			}
 			n = tg.EncodeBatch(sub, d, rs[:m])
@@ -311,7 +311,7 @@ func TestBatchPackedArenas(t *testing.T) {
 				ins, rs := make([]Info, n), make([]Reason, n)
 				d := Dest{Ports: Port(r.IntN(max(1, spec.Ports))), Prio: uint8(r.IntN(8))}
 				if r.IntN(4) == 0 {
-					d.Flags, d.Switch = DestFlags(r.IntN(8)), uint8(r.IntN(40))
+					d.Flags, d.Switch = DestFlags(r.IntN(int(DestPad)<<1)), uint8(r.IntN(40))
 				}
 				what, k, good := "DecodeBatch", 0, 0
 				if enc {

@@ -2378,7 +2378,7 @@ func encQCABatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 // encMTKBatchx4 is encMTKBatch four frames per iteration, the first len(fr) % 4 one by one.
 //
 //go:noinline
-func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
+func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uint16) {
 	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
 	_ = end
@@ -2388,7 +2388,7 @@ func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 			{
 				f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
 				o, lh := int64(f.Off), lenHead(f)
-				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+				if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 					q := mem[o-4 : o+14 : o+14]
 					if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
 						*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
@@ -2417,7 +2417,7 @@ func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 0*frameSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 				q := mem[o-4 : o+14 : o+14]
 				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
 					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
@@ -2433,7 +2433,7 @@ func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 1*frameSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 				q := mem[o-4 : o+14 : o+14]
 				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
 					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
@@ -2449,7 +2449,7 @@ func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 2*frameSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 				q := mem[o-4 : o+14 : o+14]
 				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
 					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
@@ -2465,7 +2465,7 @@ func encMTKBatchx4(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 		{
 			f := (*frame.Frame)(unsafe.Add(fb, 3*frameSize))
 			o, lh := int64(f.Off), lenHead(f)
-			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= 60 && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
+			if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 				q := mem[o-4 : o+14 : o+14]
 				if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
 					*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs

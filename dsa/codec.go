@@ -67,7 +67,7 @@ var codecs = [...]codec{
 	mk(kBrcm, "brcm", PosSA, 4, 4, 64, 9, true),
 	mk(kBrcmPrepend, "brcm-prepend", PosPrefix, 4, 4, 64, 9, true),
 	mk(kQCA, "qca", PosSA, 2, 2, 0, 7, true),
-	mk(kMTK, "mtk", PosSA, 4, 4, 60, 6, true),
+	mk(kMTK, "mtk", PosSA, 4, 4, 0, 6, true),
 	mk(kKSZ8795, "ksz8795", PosTail, 1, 1, 60, 5, true),
 	mk(kKSZ9477, "ksz9477", PosTail, 5, 6, 60, 7, true),
 	mk(kKSZ9893, "ksz9893", PosTail, 5, 5, 60, 3, true),

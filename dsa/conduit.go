@@ -23,11 +23,25 @@ type Config struct {
 	// Prio is the traffic class Send asks for (formats that carry one).
 	Prio uint8
 	// TxFlags are added to every Dest that Send and SendTo encode, e.g. DestTimestamp while a
-	// KSZ switch has hardware timestamping on, or DestBridged.
+	// KSZ switch has hardware timestamping on, DestBridged, or DestPad.
 	TxFlags DestFlags
+	// Trunks is the number of trunk (LAG) IDs whose frames Recv delivers, 0-32. A switch that
+	// offloads a LAG tags a frame received on a member port with the LAG's trunk ID instead of
+	// the port (Marvell FORWARD with the trunk bit: InfoTrunk, Info.Port = trunk ID), and Linux
+	// hands it to the LAG's bond or team device (tag_dsa.c: dsa_lag_by_id(tree, ID + 1)). Recv
+	// gives a frame from trunk t < Trunks the Frame.Port TrunkPort(t), whatever the switch
+	// index; a frame from a trunk ID >= Trunks (Linux: no such LAG) is dropped as ReasonTrunk.
+	// Default 0: every trunk frame is dropped as ReasonTrunk.
+	Trunks int
+	// Local makes Recv keep, unchanged and with Frame.Port = LocalPort(), the frames that the
+	// Linux tag driver hands to the conduit interface itself rather than to a user port. Of the
+	// built-in taggers only rtl4a has such frames: one whose EtherType is not 0x8899 carries no
+	// tag and tag_rtl4_a.c passes it through. Default false: they are dropped as
+	// ReasonNotTagged.
+	Local bool
 }
 
-// PortStats are one user port's counters.
+// PortStats are one port's counters (a user port, or a trunk or the local port: receive only).
 type PortStats struct {
 	RxFrames  uint64 // frames demultiplexed to the port
 	RxBytes   uint64 // their bytes, tag removed
@@ -49,7 +63,10 @@ type portDelta struct {
 // frames toward user ports (Send).
 //
 // User ports are numbered switch*Ports + port; Recv stores that number in Frame.Port and Send
-// reads the destination from Frame.Out.
+// reads the destination from Frame.Out. After the NumPorts() user ports come, as Recv's
+// Frame.Port only, the Config.Trunks trunk ports (TrunkPort) and, with Config.Local, the local
+// port (LocalPort): NumRxPorts() in all. Stats counts them like user ports; Send and SendTo
+// address user ports only (a Frame.Out of NumPorts() or more is dropped as ReasonPort).
 //
 // Concurrency: a Conduit belongs to one worker goroutine; Recv, Send and SendTo must not be called
 // concurrently (make one Conduit per worker, they share nothing). Stats, RxDrops, TxDrops and
@@ -66,7 +83,11 @@ type Conduit struct {
 	c        *codec // the built-in codec behind t, for direct calls; nil for other Taggers
 	ports    int
 	switches int
-	n        int
+	n        int  // user ports: ports x switches
+	trunks   int  // trunk ports n to n+trunks-1
+	nrx      int  // Frame.Port values Recv produces: n + trunks (+ 1 with Config.Local)
+	local    int  // the local port, or -1 without Config.Local
+	passUp   bool // Config.Local and a tagger whose untagged frames go to the conduit (rtl4a)
 	prio     uint8
 	txFlags  DestFlags
 	outPort  []uint8 // user port -> switch port
@@ -105,18 +126,28 @@ func NewConduit(cfg Config) (*Conduit, error) {
 	if cfg.Ports < 1 || cfg.Ports > 32 || cfg.Switches < 1 || cfg.Switches > 32 {
 		return nil, fmt.Errorf("dsa: %d ports x %d switches out of range (1-32 each)", cfg.Ports, cfg.Switches)
 	}
+	if cfg.Trunks < 0 || cfg.Trunks > 32 {
+		return nil, fmt.Errorf("dsa: %d trunks out of range (0-32)", cfg.Trunks)
+	}
 	n := cfg.Ports * cfg.Switches
+	nrx, local := n+cfg.Trunks, -1
+	if cfg.Local {
+		local = nrx
+		nrx++
+	}
 	c := &Conduit{
 		t: cfg.Tagger, ports: cfg.Ports, switches: cfg.Switches, n: n,
+		trunks: cfg.Trunks, nrx: nrx, local: local,
 		prio: cfg.Prio, txFlags: cfg.TxFlags,
 		outPort: make([]uint8, n), outSw: make([]uint8, n),
-		stats: make([]portCounters, n), tsPort: make([]atomic.Bool, n),
-		pend: make([]portDelta, n), touched: make([]uint16, 0, n),
+		stats: make([]portCounters, nrx), tsPort: make([]atomic.Bool, nrx),
+		pend: make([]portDelta, nrx), touched: make([]uint16, 0, nrx),
 		scratch: make([]frame.Frame, 0, scratchCap),
 		ins:     make([]Info, scratchCap), rs: make([]Reason, scratchCap),
 	}
 	if bt, ok := cfg.Tagger.(builtin); ok {
 		c.c = bt.base()
+		c.passUp = cfg.Local && c.c.kind == kRTL4A
 	}
 	for u := 0; u < n; u++ {
 		c.outSw[u], c.outPort[u] = uint8(u/cfg.Ports), uint8(u%cfg.Ports)
@@ -130,10 +161,28 @@ func (c *Conduit) Tagger() Tagger { return c.t }
 // NumPorts is the number of user ports (Ports x Switches).
 func (c *Conduit) NumPorts() int { return c.n }
 
+// NumRxPorts is the number of Frame.Port values Recv produces: the user ports, the trunk ports
+// (Config.Trunks) and the local port (Config.Local).
+func (c *Conduit) NumRxPorts() int { return c.nrx }
+
+// TrunkPort is the Frame.Port Recv gives a frame from trunk (LAG) ID t: NumPorts()+t, or -1 if
+// t is not below Config.Trunks.
+func (c *Conduit) TrunkPort(t int) int {
+	if t < 0 || t >= c.trunks {
+		return -1
+	}
+	return c.n + t
+}
+
+// LocalPort is the Frame.Port Recv gives a frame that Linux hands to the conduit interface
+// itself (Config.Local): NumPorts()+Config.Trunks, or -1 without Config.Local.
+func (c *Conduit) LocalPort() int { return c.local }
+
 // UserPort is the user port number of (switch, port).
 func (c *Conduit) UserPort(sw, port int) int { return sw*c.ports + port }
 
-// EnableTimestamps turns PTP receive timestamping on or off for user port u. While at least one
+// EnableTimestamps turns PTP receive timestamping on or off for user port u (not a trunk or the
+// local port: ErrPort). While at least one
 // port has it on, Recv classifies the frames of those ports (PTP over Ethernet 0x88F7, or UDP
 // event port 319 over IPv4/IPv6, behind at most one VLAN tag, as ptp_classify_raw does), counts
 // them in RxPTP and, if the tag carried a timestamp, sets frame.FlagTimestamp and Frame.Meta to
@@ -153,9 +202,10 @@ func (c *Conduit) EnableTimestamps(u int, on bool) error {
 	return nil
 }
 
-// Stats returns user port u's counters (zero for an unknown port). Safe from any goroutine.
+// Stats returns the counters of user port u, or of the trunk or local port u (receive counters
+// only); zero for an unknown port. Safe from any goroutine.
 func (c *Conduit) Stats(u int) PortStats {
-	if u < 0 || u >= c.n {
+	if u < 0 || u >= c.nrx {
 		return PortStats{}
 	}
 	s := &c.stats[u]
@@ -194,7 +244,8 @@ func reasonOf(err error) Reason {
 }
 
 // Recv decodes every frame of b in place: the tag is stripped and Frame.Port set to the user
-// port. Frames that fail are moved out of b (b keeps the good ones, in order) into drop if it is
+// port (or to a trunk port or the local port: see Config.Trunks and Config.Local). Frames that
+// fail are moved out of b (b keeps the good ones, in order) into drop if it is
 // non-nil (drop must be empty or hold frames of b's arena; when it is full the rest are
 // released), else released to b.Owner in one call. Recv returns the number of frames left in b.
 func (c *Conduit) Recv(b *frame.Batch, drop *frame.Batch) int {
@@ -221,8 +272,8 @@ func (c *Conduit) Recv(b *frame.Batch, drop *frame.Batch) int {
 }
 
 // demux is Recv's second pass over the chunk of b starting at frame s, decoded into c.ins and
-// c.rs: it maps each decoded frame to its user port, counts it and moves it to fr[keep], and
-// stashes the failures. It returns the new keep.
+// c.rs: it maps each decoded frame to its user, trunk or local port, counts it and moves it to
+// fr[keep], and stashes the failures. It returns the new keep.
 func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 	fr := b.Frames
 	chunk := fr[s:min(s+scratchCap, len(fr))]
@@ -236,15 +287,23 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 		if r == ReasonNone {
 			switch {
 			case in.Flags&(InfoTrunk|InfoBridge) != 0:
-				r = ReasonTrunk
-				if in.Flags&InfoBridge != 0 {
+				switch {
+				case in.Flags&InfoBridge != 0:
 					r = ReasonBridge
+				case int(in.Port) < c.trunks:
+					u = c.n + int(in.Port)
+				default:
+					r = ReasonTrunk
 				}
 			case int(in.Port) >= ports || int(in.Switch) >= switches:
 				r = ReasonPort
 			default:
 				u = int(in.Switch)*ports + int(in.Port)
 			}
+		} else if r == ReasonNotTagged && c.passUp {
+			// The frame is unchanged (a failed decode touches nothing); its Info is not set.
+			*in = Info{}
+			r, u = ReasonNone, c.local
 		}
 		if r != ReasonNone {
 			c.dropPend[r]++

@@ -337,3 +337,149 @@ func TestAllocs(t *testing.T) {
 		t.Errorf("conduit: %v allocs", a)
 	}
 }
+
+// Frames from an offloaded LAG (Marvell FORWARD with the trunk bit) reach the trunk ports of
+// Config.Trunks, tag stripped, whatever the switch index: Linux hands them to the LAG's bond
+// (tag_dsa.c dsa_rcv_ll). A trunk ID with no trunk port is dropped as ReasonTrunk.
+func TestConduitTrunks(t *testing.T) {
+	for _, name := range []string{"dsa", "edsa"} {
+		for _, generic := range []bool{false, true} {
+			tg := mustTagger(t, name)
+			if generic {
+				tg = opaque{tg}
+			}
+			c, err := NewConduit(Config{Tagger: tg, Ports: 8, Switches: 2, Trunks: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.NumPorts() != 16 || c.NumRxPorts() != 20 || c.TrunkPort(0) != 16 || c.TrunkPort(3) != 19 ||
+				c.TrunkPort(4) != -1 || c.TrunkPort(-1) != -1 || c.LocalPort() != -1 {
+				t.Fatalf("ports %d rx %d trunk 0 %d 3 %d 4 %d local %d", c.NumPorts(), c.NumRxPorts(),
+					c.TrunkPort(0), c.TrunkPort(3), c.TrunkPort(4), c.LocalPort())
+			}
+			pre := ""
+			if name == "edsa" {
+				pre = "dada0000 "
+			}
+			in := hx(inner)
+			frames := [][]byte{
+				hx(macs + " " + pre + "c10c0000 " + et + pl), // FORWARD, dev 1, trunk 1 (b1 1<<3 | trunk bit)
+				hx(macs + " " + pre + "e01da064 " + et + pl), // FORWARD tagged, dev 0, trunk 3, CFI: 802.1Q restored
+				hx(macs + " " + pre + "c02c0000 " + et + pl), // trunk 5: no such trunk port
+				naiveRx(name, in, 1, 2),                      // user port 8+2
+			}
+			pool := newPool(t)
+			b := frame.NewBatch(8)
+			fill(t, pool, b, frames...)
+			if n := c.Recv(b, nil); n != 3 {
+				t.Fatalf("%s generic %v: kept %d, drops %d", name, generic, n, c.RxDrops(ReasonTrunk))
+			}
+			tagged := hx(macs + " 8100b064 " + et + pl)
+			for i, w := range []struct {
+				port  int
+				bytes []byte
+			}{{c.TrunkPort(1), in}, {c.TrunkPort(3), tagged}, {10, in}} {
+				if int(b.Frames[i].Port) != w.port || !bytes.Equal(b.Bytes(i), w.bytes) {
+					t.Fatalf("%s frame %d: port %d want %d\n got % x\nwant % x", name, i, b.Frames[i].Port, w.port, b.Bytes(i), w.bytes)
+				}
+			}
+			if c.RxDrops(ReasonTrunk) != 1 {
+				t.Errorf("%s: trunk drops %d, want 1", name, c.RxDrops(ReasonTrunk))
+			}
+			if s := c.Stats(c.TrunkPort(1)); s.RxFrames != 1 || s.RxBytes != uint64(len(in)) {
+				t.Errorf("%s: trunk 1 stats %+v", name, s)
+			}
+			if s := c.Stats(c.TrunkPort(3)); s.RxFrames != 1 || s.RxBytes != uint64(len(tagged)) {
+				t.Errorf("%s: trunk 3 stats %+v", name, s)
+			}
+			// The trunk ports are receive-only.
+			b.Free()
+			fill(t, pool, b, in)
+			b.Frames[0].Out = uint16(c.TrunkPort(1))
+			if n := c.Send(b, nil); n != 0 || c.TxDrops(ReasonPort) != 1 {
+				t.Fatalf("%s: Send to a trunk port kept %d, port drops %d", name, n, c.TxDrops(ReasonPort))
+			}
+			if err := c.EnableTimestamps(c.TrunkPort(0), true); err != ErrPort {
+				t.Fatalf("EnableTimestamps on a trunk port: %v", err)
+			}
+			b.Free()
+			if pool.InUse() != 0 {
+				t.Fatal("buffers lost")
+			}
+		}
+	}
+	// Without Config.Trunks every trunk frame is dropped, counted.
+	c, _ := NewConduit(Config{Tagger: mustTagger(t, "dsa")})
+	pool := newPool(t)
+	b := frame.NewBatch(4)
+	fill(t, pool, b, hx(macs+" c00c0000 "+et+pl))
+	if n := c.Recv(b, nil); n != 0 || c.RxDrops(ReasonTrunk) != 1 || pool.InUse() != 0 {
+		t.Fatalf("kept %d, trunk drops %d, in use %d", n, c.RxDrops(ReasonTrunk), pool.InUse())
+	}
+	if _, err := NewConduit(Config{Tagger: mustTagger(t, "dsa"), Trunks: 33}); err == nil {
+		t.Fatal("33 trunks accepted")
+	}
+}
+
+// With Config.Local, an rtl4a frame whose EtherType is not 0x8899 stays in the batch unchanged
+// with Frame.Port = LocalPort(), as tag_rtl4_a.c hands it to the conduit interface; without it,
+// such a frame is dropped as ReasonNotTagged. A 0x8899 frame with another protocol is still a bad
+// tag, and a tagged frame still goes to its port.
+func TestConduitLocal(t *testing.T) {
+	in := hx(inner)
+	arp := hx(runt)
+	frames := [][]byte{
+		naiveRx("rtl4a", in, 0, 3),
+		in,                                // IPv4, no Realtek tag
+		arp,                               // ARP, no Realtek tag
+		hx(macs + " 88999003 " + et + pl), // protocol 9: bad tag
+	}
+	for _, local := range []bool{false, true} {
+		c, err := NewConduit(Config{Tagger: mustTagger(t, "rtl4a"), Trunks: 2, Local: local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := newPool(t)
+		b := frame.NewBatch(8)
+		fill(t, pool, b, frames...)
+		n := c.Recv(b, nil)
+		if c.RxDrops(ReasonBadTag) != 1 {
+			t.Fatalf("local %v: bad-tag drops %d", local, c.RxDrops(ReasonBadTag))
+		}
+		if !local {
+			if n != 1 || c.RxDrops(ReasonNotTagged) != 2 || c.LocalPort() != -1 || c.NumRxPorts() != 10 {
+				t.Fatalf("kept %d, not-tagged drops %d, local port %d, rx ports %d", n, c.RxDrops(ReasonNotTagged), c.LocalPort(), c.NumRxPorts())
+			}
+		} else {
+			if c.LocalPort() != 10 || c.NumRxPorts() != 11 {
+				t.Fatalf("local port %d, rx ports %d", c.LocalPort(), c.NumRxPorts())
+			}
+			if n != 3 || c.RxDrops(ReasonNotTagged) != 0 {
+				t.Fatalf("kept %d, not-tagged drops %d", n, c.RxDrops(ReasonNotTagged))
+			}
+			for i, w := range []struct {
+				port  int
+				bytes []byte
+			}{{3, in}, {c.LocalPort(), in}, {c.LocalPort(), arp}} {
+				if int(b.Frames[i].Port) != w.port || !bytes.Equal(b.Bytes(i), w.bytes) || b.Frames[i].Flags&frame.FlagTrapped != 0 {
+					t.Fatalf("frame %d: port %d want %d, flags %v\n got % x\nwant % x", i, b.Frames[i].Port, w.port, b.Frames[i].Flags, b.Bytes(i), w.bytes)
+				}
+			}
+			if s := c.Stats(c.LocalPort()); s.RxFrames != 2 || s.RxBytes != uint64(len(in)+len(arp)) || s.RxTrapped != 0 {
+				t.Fatalf("local port stats %+v", s)
+			}
+		}
+		b.Free()
+		if pool.InUse() != 0 {
+			t.Fatal("buffers lost")
+		}
+	}
+	// Formats whose driver never passes a frame to the conduit keep dropping as before.
+	c, _ := NewConduit(Config{Tagger: mustTagger(t, "edsa"), Local: true})
+	pool := newPool(t)
+	b := frame.NewBatch(4)
+	fill(t, pool, b, in)
+	if n := c.Recv(b, nil); n != 0 || c.RxDrops(ReasonNotTagged) != 1 || pool.InUse() != 0 {
+		t.Fatalf("edsa: kept %d, not-tagged drops %d", n, c.RxDrops(ReasonNotTagged))
+	}
+}

@@ -28,7 +28,7 @@
 //	brcm           tag_brcm.c            after SA     4   4   64    9 mask
 //	brcm-prepend   tag_brcm.c            before DA    4   4   64    9 mask
 //	qca            tag_qca.c             after SA     2   2    -    7 mask
-//	mtk            tag_mtk.c             after SA     4   4   60    6 mask merges with an 802.1Q/802.1ad tag
+//	mtk            tag_mtk.c             after SA     4   4    -    6 mask merges with an 802.1Q/802.1ad tag
 //	ksz8795        tag_ksz.c             tail         1   1   60    5 mask
 //	ksz9477        tag_ksz.c             tail       1/5 2/6   60    7 mask RX timestamp flag; TX +4 with DestTimestamp
 //	ksz9893        tag_ksz.c             tail       1/5 1/5   60    3 mask
@@ -55,8 +55,12 @@
 // frame after the tag was appended, the tag is no longer at the end and the switch reads padding
 // as its tag. So Encode pads the untagged frame with zeros to 60 bytes (ETH_ZLEN) first, as the
 // DSA core does for every tail tagger (dsa_realloc_skb / eth_skb_pad) and tag_trailer.c does
-// itself; mtk and rtl4a pad to 60 before their head tag, and brcm pads to 64 (ETH_ZLEN +
-// BRCM_TAG_LEN) because the switch checks the length after stripping its tag.
+// itself; rtl4a pads to 60 before its head tag (__skb_put_padto in tag_rtl4_a.c), and brcm pads
+// to 64 (ETH_ZLEN + BRCM_TAG_LEN) because the switch checks the length after stripping its tag.
+// Other head taggers do not pad: mainline tag_mtk.c turns a 42-byte ARP request into 46 bytes.
+// OpenWrt's kernels patch tag_mtk.c to pad to 60 first; [DestPad] (in Config.TxFlags) does that.
+// That patch also sets bit 7 of the mtk tag for a switch other than 0 (cascaded MT7530s);
+// mainline has no switch field, and neither does this package's mtk.
 //
 // Checksums must be final before a tail tag is appended: a NIC asked to fill in a TCP/UDP
 // checksum (AF_PACKET with a virtio-net header, AF_XDP TX checksum offload, CHECKSUM_PARTIAL in
@@ -88,8 +92,22 @@
 // Frame.Out, [Conduit.SendTo] toward a port mask. One Conduit per worker; counters are readable
 // from any goroutine.
 //
+// Two kinds of frame that Linux delivers somewhere other than a user port have their own
+// Frame.Port values after the user ports, when the Config asks for them (without, they are
+// dropped and counted): frames from an offloaded LAG (Marvell's trunk bit, [InfoTrunk]), which
+// Linux hands to the bond or team device, go to [Conduit.TrunkPort] of the trunk ID with
+// Config.Trunks; frames that the tag driver hands to the conduit interface itself (rtl4a without
+// the 0x8899 EtherType) go, unchanged, to [Conduit.LocalPort] with Config.Local.
+//
 // Optional per-frame work costs nothing while it is off (the 2020 netdev DSA lesson): PTP
 // timestamp classification runs only for ports that asked for it with
 // [Conduit.EnableTimestamps], and the check is one load per batch. Build with -tags dsa_noptp to
 // compile the branch out entirely; BenchmarkConduitPTP compares the three.
+//
+// # Fuzzing
+//
+// Each tagger has a fuzz target (FuzzEDSA, FuzzMTK, …) that holds Decode and Encode, per frame and
+// in batches, to byte-level expectations written from the kernel's tag drivers; FuzzSwitchSide
+// holds the switch side to the naive reading of the TX layouts. scripts/fuzz.sh dsa 10s runs them
+// all with the flags that keep the fuzzer searching (-fuzzminimizetime 200x).
 package dsa

@@ -79,12 +79,19 @@ const (
 	// (ksz9477, ksz9893, lan937x) require on every frame while hardware timestamping is
 	// enabled (tag_ksz.c ksz_xmit_timestamp); it is written as zero.
 	DestTimestamp
+	// DestPad pads the untagged frame with zeros to 60 bytes (ETH_ZLEN) before an mtk tag, so
+	// that a short frame leaves the CPU as at least 64 bytes. Mainline tag_mtk.c does not pad
+	// (a 42-byte ARP request becomes 46 bytes); OpenWrt's kernels carry a patch that does
+	// (eth_skb_pad in mtk_tag_xmit) for MediaTek switches that corrupt the padding of short
+	// tagged frames. Set it in Config.TxFlags for such a switch. Formats other than mtk ignore
+	// it: they pad as their Linux driver does (Spec.PadTo) or not at all.
+	DestPad
 )
 
 // Dest says where Encode sends a frame.
 type Dest struct {
 	Ports  PortMask  // destination port(s); formats with a single-port field take exactly one
-	Switch uint8     // switch/device index for formats that have one (Marvell, tag_8021q, mtk)
+	Switch uint8     // switch/device index for formats that have one (Marvell, tag_8021q); the others ignore it
 	Prio   uint8     // traffic class / PCP 0-7 where the format carries one (brcm, qca, ksz, tag_8021q)
 	Bridge uint8     // tag_8021q: virtual bridge ID 1-7 (VBID) to send into a bridge domain instead of a port
 	Flags  DestFlags // see DestFlags
@@ -100,7 +107,8 @@ const (
 	// InfoTrapped: the switch trapped the frame to the CPU and did not forward it itself (Linux
 	// leaves skb->offload_fwd_mark clear). Decode also sets frame.FlagTrapped.
 	InfoTrapped InfoFlags = 1 << iota
-	// InfoTrunk: Marvell FORWARD from a trunk (LAG): Port holds the trunk ID, not a port.
+	// InfoTrunk: Marvell FORWARD from a trunk (LAG): Port holds the trunk ID, not a port. A
+	// Conduit delivers such frames to its trunk ports (Config.Trunks) or drops them (ErrTrunk).
 	InfoTrunk
 	// InfoBridge: tag_8021q VID with a non-zero VBID: the frame came from a VLAN-unaware bridge
 	// domain (Code holds the VBID) and the precise source port is unknown.
@@ -149,7 +157,7 @@ var (
 	ErrPort        = errors.New("dsa: port out of range")
 	ErrNoPort      = errors.New("dsa: no destination port")
 	ErrMultiPort   = errors.New("dsa: format addresses one port per frame")
-	ErrTrunk       = errors.New("dsa: frame from a trunk, not a port")
+	ErrTrunk       = errors.New("dsa: frame from a trunk with no trunk port (Config.Trunks)")
 	ErrBridge      = errors.New("dsa: frame from a bridge domain, source port unknown")
 	ErrUnknown     = errors.New("dsa: unknown tag protocol")
 )

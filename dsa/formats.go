@@ -218,10 +218,12 @@ func parseMTK(p []byte, in *Info) Reason {
 	return ReasonNone
 }
 
-// encMTK pads to 60 (eth_skb_pad), then: a frame with an 802.1Q or 802.1ad tag in its bytes has
-// the TPID replaced by the special tag (b0 = 1 or 2, b1 = mask; the TCI stays in b2-b3), so
-// nothing moves; an out-of-band tag (frame.FlagVLAN) goes into the new 4 bytes the same way;
-// otherwise b0 = 0 and b2-b3 = 0. b1 = port mask[5:0] | passthrough bit 7 for switch index > 0.
+// encMTK is mtk_tag_xmit: a frame with an 802.1Q or 802.1ad tag in its bytes has the TPID
+// replaced by the special tag (b0 = 1 or 2, b1 = mask; the TCI stays in b2-b3), so nothing moves;
+// an out-of-band tag (frame.FlagVLAN) goes into the new 4 bytes the same way; otherwise b0 = 0
+// and b2-b3 = 0. b1 = port mask[5:0]; bits 6 (SA_DIS) and 7 stay clear, and Dest.Switch is not
+// carried (mainline has no switch field). No padding, unless d has DestPad: then the frame is
+// padded to 60 first (eth_skb_pad, as OpenWrt's patched driver does).
 func encMTK(mem []byte, f *frame.Frame, d Dest) Reason {
 	p := f.Data(mem)
 	var kind byte = mtkUntagged
@@ -237,11 +239,12 @@ func encMTK(mem []byte, f *frame.Frame, d Dest) Reason {
 	if kind != mtkUntagged {
 		push = 0
 	}
-	if r := room(f, push, 60, 0); r != ReasonNone {
+	pad := mtkPadTo(d)
+	if r := room(f, push, pad, 0); r != ReasonNone {
 		return r
 	}
-	if f.Len < 60 {
-		_ = f.Pad(mem, 60)
+	if int(f.Len) < pad {
+		_ = f.Pad(mem, pad)
 	}
 	var b2, b3 byte
 	if push > 0 {
@@ -260,10 +263,15 @@ func encMTK(mem []byte, f *frame.Frame, d Dest) Reason {
 	}
 	p[12] = kind
 	p[13] = byte(d.Ports) & 0x3f
-	if d.Switch != 0 {
-		p[13] |= 0x80
-	}
 	return ReasonNone
+}
+
+// mtkPadTo is the length encMTK pads to: 60 (ETH_ZLEN) with DestPad, else 0.
+func mtkPadTo(d Dest) int {
+	if d.Flags&DestPad != 0 {
+		return frame.MinEthernetLen
+	}
+	return 0
 }
 
 // ---- Microchip KSZ: net/dsa/tag_ksz.c ----
@@ -358,7 +366,8 @@ func encKSZ(mem []byte, f *frame.Frame, d Dest, k kind) Reason {
 const ethPRealtek = 0x8899
 
 // parseRTL4A: 0x8899 then BE16 protocol[15:12] = 0xA, source port in the low byte. A frame with
-// another EtherType carries no tag (Linux passes it through untouched).
+// another EtherType carries no tag: ReasonNotTagged (Linux passes it through untouched to the
+// conduit interface; a Conduit with Config.Local does the same).
 func parseRTL4A(p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated

@@ -102,3 +102,12 @@ func parseInfo(tg Tagger, p []byte) (Info, error) {
 	err := tg.Parse(p, &in)
 	return in, err
 }
+
+// txPadTo is the length Encode pads a frame to before tagging it toward d: the format's PadTo,
+// or 60 for mtk with DestPad.
+func txPadTo(tg Tagger, d Dest) int {
+	if tg.Name() == "mtk" && d.Flags&DestPad != 0 {
+		return 60
+	}
+	return tg.Spec().PadTo
+}

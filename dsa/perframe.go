@@ -567,21 +567,16 @@ func (t *tQCA) Encode(b *frame.Batch, i int, d Dest) error {
 	return t.encodeSlow(b, i, d)
 }
 
-// Encode: a frame of 60 bytes or more with no VLAN tag (in its bytes or out of band) gets b0 = 0
-// (untagged), b1 = port mask | passthrough bit 7 for a switch index > 0, b2-b3 = 0 after the
-// source MAC.
+// Encode: a frame with no VLAN tag (in its bytes or out of band), and without DestPad, gets
+// b0 = 0 (untagged), b1 = port mask, b2-b3 = 0 after the source MAC.
 func (t *tMTK) Encode(b *frame.Batch, i int, d Dest) error {
 	f := &b.Frames[i]
-	if o, lh := int64(f.Off), lenHead(f); some(d.Ports, 0x3f) && f.Flags&frame.FlagVLAN == 0 && pushOK(lh, 4, 60) &&
-		o >= 4 && o <= int64(len(b.Mem))-14 {
+	if o, lh := int64(f.Off), lenHead(f); some(d.Ports, 0x3f) && f.Flags&frame.FlagVLAN == 0 && d.Flags&DestPad == 0 &&
+		pushOK(lh, 4, minFrame) && o >= 4 && o <= int64(len(b.Mem))-14 {
 		q := b.Mem[o-4 : o+14 : o+14]
 		if et := le.Uint16(q[16:18]); et != 0x0081 && et != 0xa888 {
-			tw := uint32(d.Ports) << 8
-			if d.Switch != 0 {
-				tw |= 0x80 << 8
-			}
 			*(*[12]byte)(q[0:12]) = *(*[12]byte)(q[4:16]) // MACs
-			le.PutUint32(q[12:16], tw)
+			le.PutUint32(q[12:16], uint32(d.Ports)<<8)
 			push(f, lh, 4)
 			return nil
 		}

@@ -91,9 +91,9 @@ func randDest(r *rand.Rand, spec Spec) Dest {
 	switch r.IntN(6) {
 	case 0:
 		d = Dest{Ports: PortMask(r.Uint32() & 0x1ff), Switch: uint8(r.IntN(40)), Prio: uint8(r.IntN(256)),
-			Bridge: uint8(r.IntN(9)), Flags: DestFlags(r.IntN(8))}
+			Bridge: uint8(r.IntN(9)), Flags: DestFlags(r.IntN(int(DestPad) << 1))}
 	case 1:
-		d.Flags = DestFlags(r.IntN(8))
+		d.Flags = DestFlags(r.IntN(int(DestPad) << 1))
 		d.Switch = uint8(r.IntN(40))
 	case 2:
 		d.Ports = PortMask(r.Uint32()) >> r.IntN(32)

@@ -336,8 +336,8 @@ func rxMarvell(mem []byte, f *frame.Frame, in Info, extra int) Reason {
 // where it asked the switch to send the frame. It restores an 802.1Q or 802.1ad tag that the
 // format merged into its own (Marvell tagged bit, MediaTek TPID), leaves the zero padding of
 // formats that pad before tagging, and reports only what the format carries: Dest.Prio where
-// there is a priority field, Dest.Switch for Marvell and tag_8021q (MediaTek: 1 for "another
-// switch"), DestForward and DestBridged for Marvell, DestBridged for LAN9303's address lookup
+// there is a priority field, Dest.Switch for Marvell and tag_8021q, DestForward and DestBridged
+// for Marvell, DestBridged for LAN9303's address lookup
 // (no port then), DestTimestamp when TxTimestamp is set.
 //
 // It returns ErrTruncated, ErrNotTagged (tag_8021q: not a tag_8021q VID; edsa, rtl4a: wrong
@@ -405,13 +405,10 @@ func (s *SwitchSide) decodeTX(mem []byte, f *frame.Frame, d *Dest) Reason {
 		swStripSA(mem, f, 2)
 	case kMTK:
 		b1 := p[13]
-		if b1&0x40 != 0 {
+		if b1&0xc0 != 0 { // mtk_tag_xmit writes the port mask alone
 			return ReasonBadTag
 		}
 		d.Ports = PortMask(b1 & 0x3f)
-		if b1&0x80 != 0 {
-			d.Switch = 1
-		}
 		switch p[12] {
 		case mtkUntagged:
 			swStripSA(mem, f, 4)

@@ -78,7 +78,7 @@ func TestSwitchSideTxVectors(t *testing.T) {
 			if v.oobTPID != 0 {
 				want = append(append(append([]byte{}, want[:12]...), byte(v.oobTPID>>8), byte(v.oobTPID), byte(v.oobTCI>>8), byte(v.oobTCI)), want[12:]...)
 			}
-			if pad := s.Tagger().Spec().PadTo; len(want) < pad {
+			if pad := txPadTo(s.Tagger(), v.dest); len(want) < pad {
 				want = append(want, make([]byte, pad-len(want))...)
 			}
 			if !bytes.Equal(b.Bytes(0), want) {
@@ -244,6 +244,8 @@ func TestSwitchSideDecodeErrors(t *testing.T) {
 		{"brcm", macs + " 00000005 " + et + pl, ErrBadTag},          // opcode 0: the RX format
 		{"qca", macs + " 8004 " + et + pl, ErrBadTag},               // FROM_CPU bit clear
 		{"mtk", macs + " 03020000 " + et + pl, ErrBadTag},           // b0 3
+		{"mtk", macs + " 00820000 " + et + pl, ErrBadTag},           // b1 bit 7: mainline never sets it
+		{"mtk", macs + " 00420000 " + et + pl, ErrBadTag},           // b1 bit 6 (SA_DIS): mainline never sets it
 		{"rtl4a", inner, ErrNotTagged},
 		{"rtl8_4", macs + " 88990500 00200001 " + et + pl, ErrBadTag},
 		{"ocelot-8021q", macs + " 81000064 " + et + pl, ErrNotTagged},
@@ -297,23 +299,27 @@ func TestSwitchSideAllocs(t *testing.T) {
 
 // FuzzSwitchSide: Decode of arbitrary bytes never panics, leaves a failed frame untouched, and a
 // successful one at least an Ethernet header, no longer than before plus what a merged VLAN tag
-// gives back; the Dest it found, when the tagger accepts it, survives a tag/decode round trip.
+// gives back; what it reads agrees with the naive reading of the kernel's TX layout (naiveTx:
+// the port mask and the frame behind the tag) wherever that layout is a plain tag; the Dest it
+// found, when the tagger accepts it, survives a tag/decode round trip.
 func FuzzSwitchSide(f *testing.F) {
 	for _, v := range txVectors {
 		f.Add(hx(v.out), v.tagger, v.dest.Flags&DestTimestamp != 0)
 	}
 	names := Names()
+	fx := newFuzzFrames(f)
 	f.Fuzz(func(t *testing.T, data []byte, name string, ts bool) {
-		if len(data) > 1500 {
-			data = data[:1500] // a longer input is cut, not skipped: skipping made the fuzzer minimise huge inputs
+		if len(data) > fuzzMaxLen {
+			data = data[:fuzzMaxLen]
 		}
 		tg, err := ByName(name)
 		if err != nil {
-			tg, _ = ByName(names[len(name)%len(names)])
+			tg = mustTagger(t, names[len(name)%len(names)])
 		}
+		name = tg.Name()
 		s, _ := NewSwitchSide(tg)
 		s.TxTimestamp = ts
-		_, b := oneFrame(t, data)
+		b := fx.load(data)
 		before := b.Frames[0]
 		d, err := s.Decode(b, 0)
 		if err != nil {
@@ -324,6 +330,15 @@ func FuzzSwitchSide(f *testing.F) {
 		}
 		if n := len(b.Bytes(0)); n < frame.EtherLen || n > len(data) {
 			t.Fatalf("Decode: %d -> %d bytes", len(data), n)
+		}
+		if plainTxTag(name, data, ts) {
+			inner, mask := naiveTx(name, data)
+			if name == "lan9303" && d.Flags&DestBridged != 0 {
+				mask = 0 // USE_ALR: no port
+			}
+			if uint32(d.Ports) != mask || !bytes.Equal(b.Bytes(0), inner) {
+				t.Fatalf("switch Decode %+v\n got % x\nnaive mask %#x\nwant % x", d, b.Bytes(0), mask, inner)
+			}
 		}
 		if ts && (name == "ksz9477" || name == "lan937x") {
 			d.Flags |= DestTimestamp
@@ -339,4 +354,27 @@ func FuzzSwitchSide(f *testing.F) {
 			t.Fatalf("round trip %+v -> %+v", d, d2)
 		}
 	})
+}
+
+// plainTxTag reports that data, which the switch side decoded, carries its TX tag as naiveTx
+// reads it: not a Marvell tag with the "tagged" bit or an mtk tag merged with a VLAN tag (the
+// switch side restores the VLAN tag), not a tag_8021q bridge VID (no port), not a KSZ tag with
+// the timestamp field (naiveTx leaves those 4 bytes in the frame), not "none".
+func plainTxTag(name string, data []byte, ts bool) bool {
+	switch name {
+	case "none":
+		return false
+	case "dsa":
+		return data[12]&0x20 == 0
+	case "edsa":
+		return data[16]&0x20 == 0
+	case "mtk":
+		return data[12] == 0
+	case "ocelot-8021q", "vsc73xx-8021q", "sja1105":
+		_, _, vbid, _ := ParseTag8021QVID(uint16(data[14])<<8 | uint16(data[15]))
+		return vbid == 0
+	case "ksz9477", "lan937x":
+		return !ts
+	}
+	return true
 }

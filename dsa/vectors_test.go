@@ -172,10 +172,15 @@ var txVectors = []txVec{
 	{tagger: "mtk", in: macs + " 88a80064 " + et + pl, dest: To(4), out: macs + " 02100064 " + et + pl,
 		why: "802.1ad: b0 2 (TAGGED_TPID_88A8)"},
 	{tagger: "mtk", in: inner, oobTPID: 0x88a8, oobTCI: 0x2005, dest: Dest{Ports: Port(0), Switch: 1},
-		out: macs + " 02812005 " + et + pl,
-		why: "out-of-band S-tag merged into the new bytes; b1 0x81: passthrough bit 7 (switch 1) | port 0"},
-	{tagger: "mtk", in: runt, dest: To(0), out: macs + " 00010000 0806" + runt[len(macs)+5:] + zeros(18),
-		why: "eth_skb_pad to 60 before the tag"},
+		out: macs + " 02012005 " + et + pl,
+		why: "out-of-band S-tag merged into the new bytes; b1 0x01: port 0 (mainline has no switch field: " +
+			"Switch is ignored, no passthrough bit 7)"},
+	{tagger: "mtk", in: runt, dest: To(0), out: macs + " 00010000 0806" + runt[len(macs)+5:],
+		why: "no padding (mainline mtk_tag_xmit; the DSA core pads only for tail taggers): 42-byte ARP -> 46"},
+	{tagger: "mtk", in: runt, dest: Dest{Ports: Port(0), Flags: DestPad}, out: macs + " 00010000 0806" + runt[len(macs)+5:] + zeros(18),
+		why: "DestPad: eth_skb_pad to 60 before the tag, as OpenWrt's patched tag_mtk.c does: 42 -> 64"},
+	{tagger: "mtk", in: macs + " 81000064 0806", dest: Dest{Ports: Port(5), Flags: DestPad}, out: macs + " 01200064 0806" + zeros(42),
+		why: "DestPad with an 802.1Q tag in the bytes: 18 -> 60, the TPID replaced, nothing pushed"},
 	// ---- tag_ksz.c (DSA core pads to 60 before a tail tag)
 	{tagger: "ksz8795", in: runt, dest: To(1), out: runt + zeros(18) + " 02",
 		why: "42 -> 60 zero-padded, then BIT(1)"},
@@ -279,7 +284,7 @@ func TestTxVectors(t *testing.T) {
 				t.Fatal("out-of-band tag merged but FlagVLAN still set")
 			}
 			spec := tg.Spec()
-			grew := len(b.Bytes(0)) - max(len(in), spec.PadTo)
+			grew := len(b.Bytes(0)) - max(len(in), txPadTo(tg, v.dest))
 			if v.oobTPID == 0 && grew > spec.TxLen {
 				t.Fatalf("grew by %d > TxLen %d", grew, spec.TxLen)
 			}

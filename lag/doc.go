@@ -32,9 +32,13 @@
 //
 // IPv6 addresses enter as ipv6_addr_hash, the XOR of their four words. Ports are the 4 bytes at the
 // transport header for TCP, UDP, UDP-Lite, SCTP, DCCP and ESP, at +4 for AH (proto_ports_offset),
-// 0 when the frame is too short. In layer2+3 and layer3+4 an ICMP error (types 3, 4, 5, 11, 12) or
-// ICMPv6 error (type < 128) is hashed on the packet it quotes: bond_flow_dissect re-reads the
-// embedded header, replacing the addresses (and, for layer3+4, the ports). The two encap policies
+// 0 when the frame is too short. In layer2+3 and layer3+4 an ICMP error (types 3, 4, 5, 11, 12:
+// icmp_is_err) or ICMPv6 error (types 1-4: icmpv6_is_err; not 0 or 5-127, though RFC 4443 counts
+// every type below 128 as an error) is hashed on the packet it quotes: bond_flow_dissect re-reads
+// the embedded header, replacing the addresses (and, for layer3+4, the ports). An ICMP or ICMPv6
+// header shorter than 8 bytes leaves the icmp key zero (skb_flow_get_icmp_tci reads nothing), so
+// it counts as type 0, no error: the outer header is hashed. The identifier is taken for types 0,
+// 8, 13, 14, 128 and 129 (icmp_has_id) whether the protocol is ICMP or ICMPv6. The two encap policies
 // run the kernel's flow dissector instead: through every VLAN/QinQ tag, IPv6 extension headers,
 // IP-in-IP, IPv6-in-IP, GRE (version 0 with checksum, key, sequence and transparent Ethernet
 // bridging; version 1 PPTP) and MPLS-in-IP; ARP, RARP, MPLS and FCoE end the walk "good" with no

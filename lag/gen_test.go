@@ -169,7 +169,7 @@ func appendL4(r *rand.Rand, b []byte, proto uint8, depth int) []byte {
 		b = appendRand(r, b, 4)
 		return appendL4(r, b, next, depth)
 	case 1, 58:
-		t := []uint8{0, 8, 3, 11, 5, 12, 13, 14, 128, 129, 1, 2, 4, 135, uint8(r.IntN(256))}[r.IntN(15)]
+		t := []uint8{0, 8, 3, 11, 5, 12, 13, 14, 128, 129, 1, 2, 4, 127, 135, uint8(r.IntN(256))}[r.IntN(16)]
 		b = append(b, t, byte(r.IntN(256)), 0, 0)
 		id := uint16(r.IntN(65536))
 		if r.IntN(8) == 0 {

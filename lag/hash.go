@@ -206,13 +206,13 @@ func flowDissect(fk *flowKeys, nh []byte, proto uint16, l34 bool) bool {
 	if ipProto != protoICMP && ipProto != protoICMPv6 {
 		return true
 	}
-	fk.icmp = icmpKey(nh, off)
+	fk.icmp = icmpKey(nh, off) // type 0 when the header is short: no error for either
 	typ := uint8(fk.icmp)
 	if ipProto == protoICMP {
 		if !icmpIsErr(typ) {
 			return true
 		}
-	} else if typ&0x80 != 0 { // icmpv6_is_err: !(type & ICMPV6_INFOMSG_MASK)
+	} else if !icmpv6IsErr(typ) {
 		return true
 	}
 	off += 8 // sizeof(struct icmphdr) == sizeof(struct icmp6hdr)
@@ -296,11 +296,19 @@ func icmpKey(b []byte, off int) uint32 {
 	return uint32(t) | uint32(c)<<8 | id<<16
 }
 
-// icmpIsErr is icmp_is_err (include/linux/icmp.h).
+// icmpIsErr is icmp_is_err (include/linux/icmp.h): destination unreachable, source quench,
+// redirect, time exceeded, parameter problem.
 func icmpIsErr(t uint8) bool {
 	switch t {
 	case 3, 4, 5, 11, 12:
 		return true
 	}
 	return false
+}
+
+// icmpv6IsErr is icmpv6_is_err (include/linux/icmpv6.h): destination unreachable, packet too big,
+// time exceeded, parameter problem. The other types below 128 (0, 5-127: unassigned, private
+// experimentation, reserved) are not errors for it, although RFC 4443 files them under errors.
+func icmpv6IsErr(t uint8) bool {
+	return t >= 1 && t <= 4
 }

@@ -55,6 +55,23 @@ var (
 	v6b = []byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}
 )
 
+var (
+	v6c = []byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0a}
+	v6d = []byte{0x20, 0x01, 0x0d, 0xb8, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b}
+)
+
+// icmp6Quoting is an ICMPv6 message of type typ (code 0, identifier 0x1234 where the type has
+// one) from v6a to v6b, followed by an IPv6 UDP header from v6c to v6d, ports 53 → 5353, as an
+// error quotes the packet that caused it.
+func icmp6Quoting(typ uint8) []byte {
+	return cat(macDst, macSrc, be16(0x86dd), ipv6(v6a, v6b, 58), []byte{typ, 0, 0, 0, 0x12, 0x34, 0, 1}, ipv6(v6c, v6d, 17), ports(53, 5353))
+}
+
+// icmp4Quoting is icmp6Quoting for ICMP over IPv4: ipA → ipB quoting ipC → ipD.
+func icmp4Quoting(typ uint8) []byte {
+	return cat(macDst, macSrc, be16(0x0800), ipv4(ipA, ipB, 1, 0), []byte{typ, 0, 0, 0, 0x12, 0x34, 0, 1}, ipv4(ipC, ipD, 17, 0), ports(53, 5353))
+}
+
 // hashVectors are computed by hand from the kernel's formulas (bond_main.c, flow_dissector.c); the
 // derivation of each is in its comment. Notation: LE(a.b.c.d) is the little-endian u32 load of the
 // address bytes the kernel does (flow_get_u32_src on x86); fold(h) is h ^= h>>16; h ^= h>>8.
@@ -116,6 +133,53 @@ var hashVectors = []struct {
 	// GRE with key, TEB, inner Ethernet + IPv4 192.168.1.1 → 10.9.8.7: encap2+3 hashes the OUTER
 	// Ethernet (0x0803) with the INNER addresses: 0x060fa66f as above.
 	{"encap2+3 gre teb", Encap23, cat(macDst, macSrc, be16(0x0800), ipv4(ipA, ipB, 47, 0), be16(0x2000), be16(0x6558), []byte{0, 0, 0, 42}, macSrc, macDst, be16(0x0800), ipv4(ipC, ipD, 17, 0), ports(53, 5353)), false, 0, 0x060fa66f},
+	// ICMPv6 from 2001:db8::1 to 2001:db8::2 quoting 2001:db8:1::a → 2001:db8:2::b UDP 53 → 5353
+	// (icmp6Quoting). Only types 1-4 are errors (icmpv6_is_err) and descend into the quoted header;
+	// every other type hashes the outer addresses, whatever its INFOMSG bit.
+	// Not an error: layer2+3 h = 0x86de (0x01 ^ 0x02 ^ 0x86dd) ^ 0x03000000 = 0x030086de; ^>>16
+	// (0x0300) = 0x030085de; ^>>8 (0x00030085) = 0x0303855b. layer3+4: no ports for ICMPv6 and no
+	// identifier for these types, so h = 0x03000000, fold 0x03030303, >>1 = 0x01818181.
+	// An error: inner ipv6_addr_hash XOR = (0xb80d0120 ^ 0x100 ^ 0x0a000000) ^ (0xb80d0120 ^ 0x200 ^
+	// 0x0b000000) = 0x01000300. layer2+3: 0x86de ^ 0x01000300 = 0x010085de; ^>>16 = 0x010084de; ^>>8
+	// (0x00010084) = 0x0101845a. layer3+4: the quoted ports 0xe9143500 ^ 0x01000300 = 0xe8143600;
+	// ^>>16 (0xe814) = 0xe814de14; ^>>8 (0x00e814de) = 0xe8fccaca; >>1 = 0x747e6565.
+	{"layer2+3 icmpv6 type 0 is no error", Layer23, icmp6Quoting(0), false, 0, 0x0303855b},
+	// Type 0 is ICMP's echo reply, and icmp_has_id looks at the number alone: the key carries the
+	// identifier, 0x12340000 ^ 0x03000000 = 0x11340000; ^>>16 = 0x11341134; ^>>8 (0x00113411) =
+	// 0x11252525; >>1 = 0x08929292.
+	{"layer3+4 icmpv6 type 0 is no error", Layer34, icmp6Quoting(0), false, 0, 0x08929292},
+	{"layer2+3 icmpv6 type 1 is an error", Layer23, icmp6Quoting(1), false, 0, 0x0101845a},
+	{"layer3+4 icmpv6 type 1 is an error", Layer34, icmp6Quoting(1), false, 0, 0x747e6565},
+	{"layer2+3 icmpv6 type 4 is an error", Layer23, icmp6Quoting(4), false, 0, 0x0101845a},
+	{"layer3+4 icmpv6 type 4 is an error", Layer34, icmp6Quoting(4), false, 0, 0x747e6565},
+	{"layer2+3 icmpv6 type 5 is no error", Layer23, icmp6Quoting(5), false, 0, 0x0303855b},
+	{"layer3+4 icmpv6 type 5 is no error", Layer34, icmp6Quoting(5), false, 0, 0x01818181},
+	{"layer2+3 icmpv6 type 127 is no error", Layer23, icmp6Quoting(127), false, 0, 0x0303855b},
+	{"layer3+4 icmpv6 type 127 is no error", Layer34, icmp6Quoting(127), false, 0, 0x01818181},
+	// Echo request, identifier 0x1234: layer2+3 as any non-error; layer3+4 hashes the icmp key
+	// 0x12340080 ^ 0x03000000 = 0x11340080; ^>>16 (0x1134) = 0x113411b4; ^>>8 (0x00113411) =
+	// 0x112525a5; >>1 = 0x089292d2.
+	{"layer2+3 icmpv6 type 128", Layer23, icmp6Quoting(128), false, 0, 0x0303855b},
+	{"layer3+4 icmpv6 type 128", Layer34, icmp6Quoting(128), false, 0, 0x089292d2},
+	// A 4-byte ICMPv6 header (type 1): skb_flow_get_icmp_tci reads nothing from fewer than 8 bytes,
+	// the key stays zero, type 0 is no error: the outer addresses as above, not the layer2 fallback.
+	{"layer2+3 icmpv6 truncated header", Layer23, cat(macDst, macSrc, be16(0x86dd), ipv6(v6a, v6b, 58), []byte{1, 0, 0, 0}), false, 0, 0x0303855b},
+	{"layer3+4 icmpv6 truncated header", Layer34, cat(macDst, macSrc, be16(0x86dd), ipv6(v6a, v6b, 58), []byte{1, 0, 0, 0}), false, 0, 0x01818181},
+	// ICMPv4 errors are types 3, 4, 5, 11 and 12 (icmp_is_err), quoting 192.168.1.1 → 10.9.8.7 UDP
+	// 53 → 5353 (icmp4Quoting): the embedded vectors above (0x060fa66f, 0x77f93356). Types 2 and
+	// 13 are not: layer2+3 0x03030b08 and layer3+4 0x01818181 as for UDP without ports; 13
+	// (timestamp) has an identifier: 0x1234000d ^ 0x03000000 = 0x1134000d; ^>>16 = 0x11341139;
+	// ^>>8 (0x00113411) = 0x11252528; >>1 = 0x08929294. A 4-byte header is type 0, no error.
+	{"layer3+4 icmp type 4 is an error", Layer34, icmp4Quoting(4), false, 0, 0x77f93356},
+	{"layer2+3 icmp type 5 is an error", Layer23, icmp4Quoting(5), false, 0, 0x060fa66f},
+	{"layer3+4 icmp type 11 is an error", Layer34, icmp4Quoting(11), false, 0, 0x77f93356},
+	{"layer3+4 icmp type 12 is an error", Layer34, icmp4Quoting(12), false, 0, 0x77f93356},
+	{"layer2+3 icmp type 2 is no error", Layer23, icmp4Quoting(2), false, 0, 0x03030b08},
+	{"layer3+4 icmp type 2 is no error", Layer34, icmp4Quoting(2), false, 0, 0x01818181},
+	{"layer3+4 icmp type 13 is no error", Layer34, icmp4Quoting(13), false, 0, 0x08929294},
+	{"layer3+4 icmp truncated header", Layer34, cat(macDst, macSrc, be16(0x0800), ipv4(ipA, ipB, 1, 0), []byte{3, 3, 0, 0}), false, 0, 0x01818181},
+	// ICMPv6's protocol number in IPv4 follows icmpv6_is_err too: type 5 is no error there.
+	{"layer3+4 icmpv6 in ipv4 type 5 is no error", Layer34, cat(macDst, macSrc, be16(0x0800), ipv4(ipA, ipB, 58, 0), []byte{5, 0, 0, 0, 0, 0, 0, 0}, ipv4(ipC, ipD, 17, 0), ports(53, 5353)), false, 0, 0x01818181},
 	// Shorter than an Ethernet header: bond_eth_hash returns 0.
 	{"runt", Layer2, []byte{1, 2, 3}, false, 0, 0},
 	// IPv4 EtherType but 19 bytes of header: bond_flow_ip fails, layer2 fallback.

@@ -218,7 +218,9 @@ func oracleBondFlowDissect(s *skbModel, policy Policy, fk *oracleFlowKeys) bool 
 			}
 			nhoff += 8
 		} else {
-			if fk.icmpType&0x80 != 0 { // !icmpv6_is_err
+			switch fk.icmpType {
+			case 1, 2, 3, 4: // icmpv6_is_err
+			default:
 				return true
 			}
 			nhoff += 8

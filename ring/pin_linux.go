@@ -10,9 +10,18 @@ import (
 
 // PinToCPU locks the calling goroutine to its OS thread
 // (runtime.LockOSThread) and restricts that thread to CPU cpu
-// (sched_setaffinity). It is opt-in placement for a worker that owns a ring
-// side or a queue: the goroutine then always runs on the same core, keeping
-// its cache lines warm, and no other goroutine runs on its thread.
+// (sched_setaffinity).
+//
+// cpu is the kernel's CPU number, as taskset and /proc/cpuinfo name it, not an
+// index into the CPUs the process may use: under `taskset -c 2,3`,
+// runtime.NumCPU is 2 and the CPUs to pin to are 2 and 3. A negative cpu, or
+// one at or past CPU_SETSIZE (1024), fails with an error wrapping
+// unix.EINVAL before anything changes; so does, from sched_setaffinity, a
+// CPU that is offline or outside the thread's cpuset.
+//
+// It is opt-in placement for a worker that owns a ring side or a queue: the
+// goroutine then always runs on the same core, keeping its cache lines warm,
+// and no other goroutine runs on its thread.
 //
 // Call release from the same goroutine to restore the thread's previous CPU
 // mask and unlock it; if the mask cannot be restored the thread stays locked,

@@ -789,8 +789,7 @@ func TestVetCatchesCopies(t *testing.T) {
 func TestPinToCPU(t *testing.T) {
 	done := make(chan error)
 	go func() {
-		cpu := runtime.NumCPU() - 1
-		release, err := ring.PinToCPU(cpu)
+		release, err := ring.PinToCPU(pinnableCPU())
 		if runtime.GOOS != "linux" {
 			if !errors.Is(err, errors.ErrUnsupported) {
 				err = errors.New("want ErrUnsupported, got " + errString(err))

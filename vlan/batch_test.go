@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -173,12 +174,33 @@ type chooser interface {
 	Uint64() uint64
 }
 
-// byteChooser draws from a fuzz input, then zeros.
-type byteChooser struct{ b []byte }
+// fuzzMaxIn is how many bytes of a fuzz input the batch fuzz targets interpret; the rest is cut
+// off. The fuzzer's minimisation of an interesting input tries removing every span of it
+// (quadratic in its length) at one to three milliseconds a run here, so an input of a few hundred
+// bytes would hold the search for the whole minute minimisation may last. Once
+// the input is used up, byteChooser goes on with a pseudo-random sequence seeded by the input, so
+// a short input still builds full batches and every byte of it shapes them.
+const fuzzMaxIn = 64
+
+// byteChooser draws from a fuzz input (its first fuzzMaxIn bytes), then from a pseudo-random
+// sequence seeded by those bytes.
+type byteChooser struct {
+	b    []byte
+	rest *rand.Rand
+}
+
+func newByteChooser(in []byte) *byteChooser {
+	in = in[:min(len(in), fuzzMaxIn)]
+	h := uint64(len(in))
+	for _, c := range in { // FNV-1a
+		h = (h ^ uint64(c)) * 0x100000001b3
+	}
+	return &byteChooser{b: in, rest: rand.New(rand.NewPCG(h, 0x5eed))}
+}
 
 func (c *byteChooser) IntN(n int) int {
 	if len(c.b) < 2 {
-		return 0
+		return c.rest.IntN(n)
 	}
 	v := int(binary.LittleEndian.Uint16(c.b))
 	c.b = c.b[2:]
@@ -187,11 +209,41 @@ func (c *byteChooser) IntN(n int) int {
 
 func (c *byteChooser) Uint64() uint64 {
 	if len(c.b) < 8 {
-		return 0x0123456789abcdef
+		return c.rest.Uint64()
 	}
 	v := binary.LittleEndian.Uint64(c.b)
 	c.b = c.b[8:]
 	return v
+}
+
+// edgeArena is the arena size of edgeBatches: frames near 65535 bytes, with as much headroom.
+const edgeArena = 2*0x10000 + 4096
+
+// edgeArenas recycles edgeBatches' arenas (recycleEdge): a fuzz run builds dozens of batches, and
+// with a fresh arena for each, garbage collection is most of a run's cost.
+var edgeArenas = sync.Pool{New: func() any { return new([edgeArena]byte) }}
+
+// edgeBase is the arena's background, the same in every batch; edgeBatches scrambles the windows
+// that frames start or end in with its seed.
+var edgeBase = sync.OnceValue(func() *[edgeArena]byte {
+	m := new([edgeArena]byte)
+	seed := uint64(0x0123456789abcdef)
+	for i := 0; i+8 <= len(m); i += 8 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		binary.LittleEndian.PutUint64(m[i:], seed)
+	}
+	return m
+})
+
+// recycleEdge hands the arenas of batches built by edgeBatches back for reuse; the batches must not
+// be used afterwards.
+func recycleEdge(bs ...*frame.Batch) {
+	for _, b := range bs {
+		if b != nil && len(b.Mem) == edgeArena {
+			edgeArenas.Put((*[edgeArena]byte)(b.Mem))
+			b.Mem = nil
+		}
+	}
 }
 
 // edgeBatches builds three identical batches over private arenas whose frames sit at every
@@ -212,17 +264,22 @@ func denseEdgeBatches(c chooser) (*frame.Batch, *frame.Batch, *frame.Batch) {
 }
 
 func edgeBatchesMix(c chooser, dense bool) (*frame.Batch, *frame.Batch, *frame.Batch) {
-	const arena = 2*0x10000 + 4096
+	const arena = edgeArena
 	lens := []uint16{0, 1, 11, 12, 13, 14, 15, 17, 18, 19, 21, 22, 23, 59, 60, 61, 63, 64, 65, 100, 0xffef, 0xfff0, 0xfff7, 0xfff8, 0xfffb, 0xfffc, 0xffff}
 	heads := []uint16{0, 1, 3, 4, 5, 7, 8, 128, 0xfff7, 0xfff8, 0xfffa, 0xfffb, 0xfffc, 0xffff}
 	tpids := []uint16{TPID8021Q, TPID8021AD, TPID9100, frame.TypeIPv4, 0x86dd}
 	n := 1 + c.IntN(80)
 	frs := make([]frame.Frame, n)
-	memA := make([]byte, arena)
+	memA := edgeArenas.Get().(*[edgeArena]byte)[:]
+	copy(memA, edgeBase()[:])
 	seed := c.Uint64()
-	for i := 0; i+8 <= len(memA); i += 8 {
-		seed = seed*6364136223846793005 + 1442695040888963407
-		binary.LittleEndian.PutUint64(memA[i:], seed)
+	// The bytes frames start and end in (and the headroom in front of them) come from the seed:
+	// the arena's start, the window at 0x10000 and its end.
+	for _, w := range [][2]int{{0, 4096 + 256}, {0x10000 - 256, 0x10000 + 4096 + 256}, {arena - 4096, arena}} {
+		for i := w[0]; i+8 <= w[1]; i += 8 {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			binary.LittleEndian.PutUint64(memA[i:], seed)
+		}
 	}
 	if dense { // mostly standard tags, so that short frames often carry a full QinQ header
 		tpids = []uint16{TPID8021Q, TPID8021AD, TPID9100, TPID8021Q, TPID8021AD, TPID8021Q, frame.TypeIPv4}
@@ -281,9 +338,13 @@ func edgeBatchesMix(c chooser, dense bool) (*frame.Batch, *frame.Batch, *frame.B
 		}
 	}
 	mk := func() *frame.Batch {
-		return &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: append([]byte(nil), memA...)}
+		m := edgeArenas.Get().(*[edgeArena]byte)[:]
+		copy(m, memA)
+		return &frame.Batch{Frames: append([]frame.Frame(nil), frs...), Mem: m}
 	}
-	return mk(), mk(), mk()
+	a, b, c2 := mk(), mk(), mk()
+	edgeArenas.Put((*[edgeArena]byte)(memA))
+	return a, b, c2
 }
 
 // naiveParse is an independent reference for Parse: byte by byte, tags from a list.
@@ -341,7 +402,7 @@ func FuzzBatch(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		checkEdges(t, "fuzz", func() chooser { return &byteChooser{in} })
+		checkEdges(t, "fuzz", func() chooser { return newByteChooser(in) })
 	})
 }
 
@@ -408,9 +469,21 @@ func checkEdgesOf(t *testing.T, what string, src func() chooser, edgeBatches fun
 
 		na := 0
 		for i := range a.Frames {
+			f0, v0 := a.Frames[i], gpRead(a.Bytes(i))
 			erra, errc := p.SetTCI(a, i, 0xabcd), p.setTCI(c, i, 0xabcd)
 			if erra != errc {
 				t.Fatalf("%s frame %d %+v: SetTCI %v, general %v", what, i, c.Frames[i], erra, errc)
+			}
+			if p == &std && f0.Flags&frame.FlagVLAN == 0 {
+				// gopacket: a tag is rewritten exactly when it sees one, and then reads the new TCI.
+				if (erra == nil) != v0.tagged || erra != nil && erra != ErrNotTagged {
+					t.Fatalf("%s frame %d %+v: SetTCI %v, gopacket sees a tag: %v", what, i, f0, erra, v0.tagged)
+				}
+				if v := gpRead(a.Bytes(i)); erra == nil && (v.tci != 0xabcd || v.typ != v0.typ || v.next != v0.next) {
+					t.Fatalf("%s frame %d: after SetTCI gopacket reads %+v (before %+v)", what, i, v, v0)
+				}
+			} else if p == &std && (erra != nil || a.Frames[i].TCI != 0xabcd) {
+				t.Fatalf("%s frame %d: SetTCI on an out-of-band tag: %v, TCI %#x", what, i, erra, a.Frames[i].TCI)
 			}
 			if erra == nil {
 				na++
@@ -424,10 +497,20 @@ func checkEdgesOf(t *testing.T, what string, src func() chooser, edgeBatches fun
 
 		popa := 0
 		for i := range a.Frames {
+			f0 := a.Frames[i]
+			d0 := append([]byte(nil), a.Bytes(i)[:min(int(f0.Len), 64)]...)
 			ta, erra := p.Pop(a, i)
 			tc, errc := p.pop(c, i, true)
 			if ta != tc || erra != errc {
 				t.Fatalf("%s frame %d: Pop %v %v, general %v %v", what, i, ta, erra, tc, errc)
+			}
+			if p == &std {
+				if tw, errw := gpPopWant(f0, d0); ta != tw || erra != errw {
+					t.Fatalf("%s frame %d %+v: Pop %v %v, gopacket %v %v", what, i, f0, ta, erra, tw, errw)
+				}
+				if erra == nil && !gpPopCheck(f0, a.Frames[i], d0, a.Bytes(i)[:min(int(a.Frames[i].Len), 64)]) {
+					t.Fatalf("%s frame %d %+v -> %+v: Pop left % x (before % x)", what, i, f0, a.Frames[i], a.Bytes(i)[:min(int(a.Frames[i].Len), 64)], d0)
+				}
 			}
 			if erra == nil {
 				popa++
@@ -438,14 +521,41 @@ func checkEdgesOf(t *testing.T, what string, src func() chooser, edgeBatches fun
 		}
 		same("pop", a, b)
 		same("pop general", a, c)
+		recycleEdge(a, b, c)
 	}
 	a, b, c := edgeBatches(src())
 	keep, keepc := a.Frames[:0], c.Frames[:0]
 	dropped := 0
 	for i := range a.Frames {
+		f0 := a.Frames[i]
+		d0 := append([]byte(nil), a.Bytes(i)[:min(int(f0.Len), 64)]...)
 		erra, errc := Push(a, i, Tag{TPID8021AD, 0x1234}), pushGeneral(c, i, Tag{TPID8021AD, 0x1234})
 		if erra != errc {
 			t.Fatalf("%s frame %d: Push %v, general %v", what, i, erra, errc)
+		}
+		if erra == nil {
+			// gopacket reads the pushed S-tag, then what was the outer EtherType (or the
+			// out-of-band tag, put back first), behind the same MAC addresses.
+			v, got := gpRead(a.Bytes(i)), a.Bytes(i)
+			next := uint16(0)
+			if len(d0) >= 14 {
+				next = uint16(d0[12])<<8 | uint16(d0[13])
+			}
+			if f0.Flags&frame.FlagVLAN != 0 {
+				next = f0.TPID
+				if next == 0 {
+					next = TPID8021Q
+				}
+			}
+			tag := v.tagged && v.tci == 0x1234 && v.next == next
+			if len(got) < 18 { // gopacket's Dot1Q needs 4 bytes: a 12- or 13-byte frame is short of them
+				tag = got[14] == 0x12 && got[15] == 0x34
+			}
+			if v.typ != TPID8021AD || !tag || string(got[:12]) != string(d0[:12]) || a.Frames[i].Flags&frame.FlagVLAN != 0 {
+				t.Fatalf("%s frame %d %+v: after Push gopacket reads %+v, want inner type %#x", what, i, f0, v, next)
+			}
+		} else if erra != ErrTruncated && erra != ErrNoHeadroom {
+			t.Fatalf("%s frame %d: Push %v", what, i, erra)
 		}
 		if erra == nil {
 			keep = append(keep, a.Frames[i])
@@ -460,4 +570,5 @@ func checkEdgesOf(t *testing.T, what string, src func() chooser, edgeBatches fun
 	}
 	same("push", a, b)
 	same("push general", a, c)
+	recycleEdge(a, b, c)
 }

@@ -24,4 +24,8 @@
 // frame by what follows; a frame left shorter than 60 bytes by Pop is zero-padded when it has the
 // tailroom. Parse reports at most two tags (QinQ); extra TPIDs such as 0x9100 are recognised only by a
 // Parser made with NewParser.
+//
+// The fuzz targets hold Parse, Push, Pop and SetTCI to gopacket's Ethernet and Dot1Q decoders and
+// the batch forms to the per-frame functions; scripts/fuzz.sh vlan 10s runs them all with the
+// flags that keep the fuzzer searching (-fuzzminimizetime 200x).
 package vlan

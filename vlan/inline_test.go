@@ -111,6 +111,7 @@ func checkFast(t *testing.T, what string, src func() chooser) {
 	}
 	same("push fast", a, b)
 	same("push general", a, c)
+	recycleEdge(a, b, c)
 }
 
 // TestFastPathsTaken: the fast functions do take the common frames (untagged and 802.1Q parse,

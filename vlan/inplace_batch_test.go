@@ -19,7 +19,8 @@ func (r *recorder) Release(fs []frame.Frame) { r.got = append(r.got, fs...) }
 // interface, with random PCP and DEI bits; its Frame.Port to a port of the demux or not. An
 // out-of-band tag gets such a VID as well. The two batches are identical.
 func classifyEdgeBatches(c chooser) [2]*frame.Batch {
-	a, b, _ := edgeBatches(c)
+	a, b, third := edgeBatches(c)
+	recycleEdge(third)
 	bs := [2]*frame.Batch{a, b}
 	vids := []uint16{0, 1, 2, 10, 11, 100, 200, 201, 300, 4095}
 	ports := []uint16{0, 0, 0, 1, 2, 7, 0xfffe}
@@ -134,6 +135,7 @@ func checkClassifyInPlace(t *testing.T, what string, src func() chooser) {
 			if total := rx + wf.drops.Malformed + wf.drops.UnknownVLAN; !late && total != uint64(len(allF)) {
 				t.Fatalf("%s: %d counted of %d", id, total, len(allF))
 			}
+			recycleEdge(fast, gen)
 
 		}
 	}
@@ -228,6 +230,6 @@ func FuzzClassifyInPlaceBatch(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		checkClassifyInPlace(t, "fuzz", func() chooser { return &byteChooser{in} })
+		checkClassifyInPlace(t, "fuzz", func() chooser { return newByteChooser(in) })
 	})
 }

@@ -124,8 +124,8 @@ func FuzzClassifyInPlace(f *testing.F) {
 	f.Add(gpFrame(f, []Tag{C(0), C(0), C(0)}, 0), true, uint16(0x8100), uint16(0))
 	d := testDemux(f)
 	f.Fuzz(func(t *testing.T, pkt []byte, oob bool, tpid, tci uint16) {
-		if len(pkt) > 1500 {
-			return
+		if len(pkt) > fuzzMaxFrame {
+			pkt = pkt[:fuzzMaxFrame]
 		}
 		var tag *Tag
 		if oob {
