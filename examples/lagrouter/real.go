@@ -45,7 +45,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		return lagMAC
 	}
-	router, names, err := buildRouter(cfg, mac, map[string]uint32{cfg.Uplink: 0})
+	router, names, err := buildRouter(cfg, mac, cfg.devNames())
 	if err != nil {
 		return app.Tally{}, err
 	}

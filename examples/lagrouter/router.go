@@ -16,42 +16,6 @@ import (
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
-// Config is the example's configuration.
-type Config struct {
-	Duration time.Duration
-	Interval time.Duration
-	VLANs    int
-	Batch    int
-	Rate     int
-	Bad      float64
-
-	// The aggregate.
-	LAG     string        // rr (balance-rr) or xor (balance-xor)
-	Hash    string        // xor: bonding hash policy (layer2, layer2+3, layer3+4, encap2+3, encap3+4, vlan+srcmac)
-	FailAt  time.Duration // mem: take member 1's link down after this long (0: never)
-	FailFor time.Duration // mem: and bring it back after this long (0: stays down)
-	Miimon  time.Duration // carrier polling interval of the aggregate
-
-	// Real interfaces (Backend other than mem).
-	Backend    app.Backend
-	Members    []string       // the aggregate's two member interfaces (the VLAN trunk)
-	Uplink     string         // the untagged uplink
-	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
-	IPRoute    bool           //
-	Workers    int            // workers (sockets or queues per interface)
-	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
-	Pcap       string         // pcapng file of forwarded and dropped frames
-	PcapSample int            // capture every nth frame
-
-	ready func() // called once the ports are open and the workers (and generator) started (tests)
-}
-
-func defaultConfig() Config {
-	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond,
-		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
-}
-
 // Physical ports of the router: the aggregate (a trunk of two members) and the uplink.
 const (
 	portTrunk  = 0

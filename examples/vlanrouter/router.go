@@ -15,34 +15,6 @@ import (
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
-// Config is the example's configuration.
-type Config struct {
-	Duration time.Duration
-	Interval time.Duration
-	VLANs    int
-	Batch    int
-	Rate     int
-	Bad      float64
-
-	// Real interfaces (Backend other than mem).
-	Backend    app.Backend
-	Trunk      string         // the trunk interface (VLANs 101..)
-	Uplink     string         // the untagged uplink
-	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
-	IPRoute    bool           //
-	Workers    int            // workers (sockets or queues per interface)
-	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
-	Pcap       string         // pcapng file of forwarded and dropped frames
-	PcapSample int            // capture every nth frame
-
-	ready func() // called once the ports are open and the workers (and generator) started (tests)
-}
-
-func defaultConfig() Config {
-	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
-}
-
 // Physical ports of the router.
 const (
 	portTrunk  = 0

@@ -1,0 +1,74 @@
+package trunkgen
+
+import (
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+)
+
+// TestBuildRouterRefuses: configurations that name what does not exist, or that a parser would
+// silently change, are errors that name the flag and wrap the sentinel.
+func TestBuildRouterRefuses(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gz := filepath.Join(dir, "hostbits.gz")
+	f, err := os.Create(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	zw.Write([]byte("10.0.0.0/8 0\n198.18.0.1/15 3\n"))
+	zw.Close()
+	f.Close()
+	for _, c := range []struct {
+		name string
+		plan Plan
+		err  error  // errors.Is; nil: any error
+		want string // in the message
+	}{
+		{"vlans 0", Plan{VLANs: 0}, nil, "-vlans 0"},
+		{"vlans 201", Plan{VLANs: 201}, nil, "-vlans 201"},
+		{"nexthop vlan999", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan999": {2}}}, ErrNoInterface, "-nexthop vlan999"},
+		{"nexthop vlan121", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan121": {2}}}, ErrNoInterface, "-nexthop vlan121"},
+		{"nexthop vlan0101", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan0101": {2}}}, ErrNoInterface, "-nexthop vlan0101"},
+		{"nexthop eth0", Plan{VLANs: 20, Neighbours: app.Neighbours{"eth0": {2}}}, ErrNoInterface, "-nexthop eth0"},
+		{"next hop 999", Plan{VLANs: 20, Routes: file("nh", "10.0.0.0/8 0\n10.9.0.0/16 999\n")}, ErrNoNextHop, "next hop 999"},
+		{"next hop 21", Plan{VLANs: 20, Routes: file("nh21", "10.9.0.0/16 21\n")}, ErrNoNextHop, "next hop 21"},
+		{"host bits", Plan{VLANs: 20, Routes: file("hb", "# table\n10.1.2.3/16 1\n")}, ErrHostBits, "line 2: 10.1.2.3/16"},
+		{"host bits gzip", Plan{VLANs: 20, Routes: gz}, ErrHostBits, "line 2: 198.18.0.1/15"},
+		{"host bits ip route", Plan{VLANs: 20, IPRoute: true, Routes: file("hbip", "10.1.2.3/16 dev vlan101\n")}, ErrHostBits, "10.1.2.3/16"},
+		{"unknown device", Plan{VLANs: 20, IPRoute: true, Routes: file("dev", "10.1.0.0/16 dev wlan0\n")}, ErrNoInterface, "wlan0"},
+		{"missing file", Plan{VLANs: 20, Routes: filepath.Join(dir, "none")}, os.ErrNotExist, "-routes"},
+	} {
+		_, _, err := BuildRouter(c.plan, RouterMAC, nil)
+		switch {
+		case err == nil:
+			t.Errorf("%s: accepted", c.name)
+		case c.err != nil && !errors.Is(err, c.err):
+			t.Errorf("%s: %v, not %v", c.name, err, c.err)
+		case !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s: %q does not say %q", c.name, err, c.want)
+		}
+	}
+	// What is right is accepted.
+	for _, p := range []Plan{
+		{VLANs: 20, Neighbours: app.Neighbours{"uplink": {2}, "trunk": {2}, "*": {2}, "vlan101": {2}, "vlan120": {2}}},
+		{VLANs: 20, Routes: file("ok", "10.0.0.0/8 0\n198.18.0.0/15 20 # last VLAN\n")},
+		{VLANs: 20, IPRoute: true, Routes: file("okip", "default via 192.0.2.2 dev uplink\n10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n")},
+	} {
+		if _, _, err := BuildRouter(p, RouterMAC, nil); err != nil {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+}
