@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -110,14 +111,30 @@ func (n Neighbours) Get(name, fallback string, def frame.MAC) frame.MAC {
 	return def
 }
 
-// IfaceMAC returns an interface's hardware address (in the calling thread's namespace).
+// ErrNoSuchInterface is wrapped by IfaceMAC's error for a name that is no interface here.
+var ErrNoSuchInterface = errors.New("no such network interface")
+
+// IfaceMAC returns an interface's hardware address (in the calling thread's namespace). A missing
+// interface is an error that names it, lists the interfaces there are and wraps ErrNoSuchInterface.
 func IfaceMAC(name string) (frame.MAC, error) {
-	ifc, err := net.InterfaceByName(name)
+	ifcs, err := net.Interfaces()
 	if err != nil {
-		return frame.MAC{}, err
+		return frame.MAC{}, fmt.Errorf("interface %q: %w", name, err)
 	}
-	if len(ifc.HardwareAddr) != 6 {
-		return frame.MAC{}, fmt.Errorf("%s: no Ethernet address", name)
+	var names []string
+	for _, ifc := range ifcs {
+		if ifc.Name != name {
+			names = append(names, ifc.Name)
+			continue
+		}
+		if len(ifc.HardwareAddr) != 6 {
+			return frame.MAC{}, fmt.Errorf("interface %q: no Ethernet address (%q)", name, ifc.HardwareAddr.String())
+		}
+		return frame.MAC(ifc.HardwareAddr), nil
 	}
-	return frame.MAC(ifc.HardwareAddr), nil
+	if len(names) > 8 {
+		names = append(names[:8], fmt.Sprintf("%d more", len(names)-8))
+	}
+	return frame.MAC{}, fmt.Errorf("interface %q: %w in this network namespace (it has %s; `ip link` lists them): check the name, or run the router where the interface is, with `ip netns exec NAMESPACE`",
+		name, ErrNoSuchInterface, strings.Join(names, ", "))
 }
