@@ -60,15 +60,20 @@ func build(cfg Config) (*topology, error) {
 	t.mems = []*xmit.MemPort{trunkR, upR}
 	t.ports = []xmit.Port{trunkR, upR}
 	t.hosts = []*xmit.MemPort{trunkH, upH}
-	t.router, t.names, err = buildRouter(cfg, routerMAC, nil)
+	t.router, t.names, err = trunkgen.BuildRouter(cfg.plan(pool), routerMAC, nil)
 	return t, err
 }
 
 // buildRouter makes the router's tables (trunkgen.BuildRouter, shared with the other VLAN-trunk
 // example).
 func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
-	return trunkgen.BuildRouter(trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute},
-		mac, devNames)
+	return trunkgen.BuildRouter(cfg.plan(nil), mac, devNames)
+}
+
+// plan is what trunkgen.BuildRouter needs of cfg; the router generates its frames in pool (nil: its
+// own).
+func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
+	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
 }
 
 // worker polls the router's ports until ctx ends and then until they are drained.
@@ -142,8 +147,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		s := h.Stats()
 		r.Generated += s.TxPackets
 		r.GenDropped += s.TxDropped
-		r.Sunk += s.RxPackets
 	}
+	r.Sink = g.Sunk()
 	for _, m := range t.mems {
 		s := m.Stats()
 		r.RouterRx += s.RxPackets

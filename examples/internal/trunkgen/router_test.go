@@ -72,3 +72,13 @@ func TestBuildRouterRefuses(t *testing.T) {
 		}
 	}
 }
+
+// writeRoutes writes a routes file for a test and returns its path.
+func writeRoutes(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "routes")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
