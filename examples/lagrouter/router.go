@@ -107,13 +107,14 @@ func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
 	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
 }
 
-// worker polls the router's ports until ctx ends and then until they are drained.
-func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) {
+// worker polls the router's ports until ctx ends and then until they are drained; it returns the
+// errors its Recv and Send calls got.
+func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) app.PortErrors {
 	waiters := make([]xmit.Waiter, len(t.mems))
 	for i, m := range t.mems {
 		waiters[i] = m
 	}
-	trunkgen.Poll(ctx, t.router, t.ports, waiters, batch, tap, every)
+	return trunkgen.Poll(ctx, t.router, t.ports, waiters, batch, tap, every)
 }
 
 // Result is what a run counted, with what each member of the aggregate sent.
@@ -160,7 +161,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); g.Run(genCtx) }()
-	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
+	var perr app.PortErrors
+	go func() { defer wg.Done(); perr = t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
 	if cfg.ready != nil {
 		cfg.ready()
 	}
@@ -201,6 +203,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.GenDropped += s.TxDropped
 	}
 	r.Sink = g.Sunk()
+	r.Errors = perr
 	// The aggregate's counters are its members' plus its own drops (no usable member).
 	for _, s := range []xmit.Stats{t.agg.Stats(), t.mems[memberUplink].Stats()} {
 		r.RouterRx += s.RxPackets

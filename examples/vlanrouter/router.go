@@ -76,9 +76,10 @@ func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
 	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
 }
 
-// worker polls the router's ports until ctx ends and then until they are drained.
-func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) {
-	trunkgen.Poll(ctx, t.router, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
+// worker polls the router's ports until ctx ends and then until they are drained; it returns the
+// errors its Recv and Send calls got.
+func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) app.PortErrors {
+	return trunkgen.Poll(ctx, t.router, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
 }
 
 // Result is what a run counted.
@@ -106,7 +107,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); g.Run(genCtx) }()
-	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
+	var perr app.PortErrors
+	go func() { defer wg.Done(); perr = t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
 	if cfg.ready != nil {
 		cfg.ready()
 	}
@@ -149,6 +151,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.GenDropped += s.TxDropped
 	}
 	r.Sink = g.Sunk()
+	r.Errors = perr
 	for _, m := range t.mems {
 		s := m.Stats()
 		r.RouterRx += s.RxPackets

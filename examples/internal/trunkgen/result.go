@@ -15,9 +15,10 @@ type Result struct {
 	RouterRx              uint64 // frames the router's ports received
 	Forwarded             uint64 // frames the router handed to the egress ports (forwarded, fragments, echo replies, ICMP errors)
 	Drops                 fwd.Counters
-	RouterTx, TxDropped   uint64     // queued by the egress ports / dropped by them
-	Sink                  SinkCounts // what the far ends received, every frame checked
-	Leaked                int        // pool buffers not returned at the end
+	RouterTx, TxDropped   uint64         // queued by the egress ports / dropped by them
+	Sink                  SinkCounts     // what the far ends received, every frame checked
+	Leaked                int            // pool buffers not returned at the end
+	Errors                app.PortErrors // errors the router's Recv and Send calls returned
 }
 
 // Balanced reports whether every frame is accounted for: the router received what the generator
@@ -47,6 +48,7 @@ func (r Result) Report(out io.Writer, extra ...string) {
 	fmt.Fprintf(out, "  router rx   %14s\n", g(float64(r.RouterRx)))
 	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s)\n", g(float64(r.Forwarded)), g(float64(r.RouterTx)), g(float64(r.TxDropped)))
 	app.ReportStage(out, r.Drops)
+	fmt.Fprintf(out, "  %v\n", r.Errors)
 	for _, l := range extra {
 		fmt.Fprintf(out, "  %s\n", l)
 	}

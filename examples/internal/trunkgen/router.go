@@ -191,8 +191,11 @@ func checkHostBits(data []byte) error {
 
 // Poll is the in-memory examples' worker: it polls ports, forwards every batch through r, and when
 // idle waits briefly on one of waiters in turn; after ctx ends it keeps going until the ports stay
-// empty (so nothing already queued is left behind).
-func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) {
+// empty (so nothing already queued is left behind). It returns the errors its Recv and Send calls
+// got.
+func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) app.PortErrors {
+	var errs app.PortErrors
+	out := app.CountSends(ports, &errs)
 	w := r.NewWorker(batch)
 	if tap != nil {
 		w.SetTap(tap, every)
@@ -203,8 +206,12 @@ func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.
 	for {
 		got := false
 		for p, port := range ports {
-			if n, _ := port.Recv(in); n > 0 {
-				w.Forward(uint16(p), in, ports)
+			n, err := port.Recv(in)
+			if err != nil {
+				errs.RecvError(err)
+			}
+			if n > 0 {
+				w.Forward(uint16(p), in, out)
 				got = true
 				batches++
 			}
@@ -222,7 +229,7 @@ func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.
 		}
 		idle++
 		if draining && idle > 3 {
-			return
+			return errs
 		}
 		if idle > 16 && len(waiters) > 0 {
 			waiters[idle%len(waiters)].Wait(int64(50 * time.Microsecond))

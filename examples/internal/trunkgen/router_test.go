@@ -2,6 +2,7 @@ package trunkgen
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/xmit"
 )
 
 // TestBuildRouterRefuses: configurations that name what does not exist, or that a parser would
@@ -81,4 +84,44 @@ func writeRoutes(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// failingPort fails every Recv and every Send (releasing what it is given, as Send must).
+type failingPort struct{ sends int }
+
+var errFailing = errors.New("failing port")
+
+func (p *failingPort) Name() string                     { return "failing" }
+func (p *failingPort) Recv(b *frame.Batch) (int, error) { return 0, errFailing }
+func (p *failingPort) Send(b *frame.Batch) (int, error) { p.sends++; b.Free(); return 0, errFailing }
+func (p *failingPort) Stats() xmit.Stats                { return xmit.Stats{} }
+func (p *failingPort) Close() error                     { return nil }
+
+// TestPollCountsPortErrors: Poll counts the errors its Recv and Send calls return and keeps the
+// first; the report shows them.
+func TestPollCountsPortErrors(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, RouterMAC, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunk, far := xmit.Pipe(pool, nil)
+	if n, err := SendTraffic(far, pool, RouterMAC(1), true, 5); n != 5 || err != nil { // upstream: to the uplink
+		t.Fatalf("queued %d: %v", n, err)
+	}
+	up := &failingPort{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e := Poll(ctx, r, []xmit.Port{trunk, up}, nil, 8, nil, 0)
+	if up.sends != 1 || e.Send != 1 || e.Recv < 1 || !errors.Is(e.First, errFailing) {
+		t.Fatalf("%d sends: %+v", up.sends, e)
+	}
+	if pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", pool.InUse())
+	}
+	var out strings.Builder
+	Result{Errors: e}.Report(&out)
+	if !strings.Contains(out.String(), "send 1 (first: failing port)") {
+		t.Fatalf("report:\n%s", out.String())
+	}
 }
