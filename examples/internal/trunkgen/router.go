@@ -191,8 +191,8 @@ func checkHostBits(data []byte) error {
 
 // Poll is the in-memory examples' worker: it polls ports, forwards every batch through r, and when
 // idle waits briefly on one of waiters in turn; after ctx ends it keeps going until the ports stay
-// empty (so nothing already queued is left behind). It returns the errors its Recv and Send calls
-// got.
+// empty for a few passes that all began after it saw ctx end (so nothing queued before is left
+// behind). It returns the errors its Recv and Send calls got.
 func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) app.PortErrors {
 	var errs app.PortErrors
 	out := app.CountSends(ports, &errs)
@@ -225,7 +225,9 @@ func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.
 		}
 		w.Flush()
 		if !draining && ctx.Err() != nil {
-			draining = true
+			// Frames queued before ctx ended may have come after this pass polled their port:
+			// count empty passes from here on only.
+			draining, idle = true, 0
 		}
 		idle++
 		if draining && idle > 3 {

@@ -101,12 +101,13 @@ func (p *failingPort) Close() error                     { return nil }
 // first; the report shows them.
 func TestPollCountsPortErrors(t *testing.T) {
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
-	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, RouterMAC, nil)
+	trunkMAC := func(int) frame.MAC { return RouterMAC(1) } // one MAC for every VLAN, as SendTraffic wants
+	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, trunkMAC, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	trunk, far := xmit.Pipe(pool, nil)
-	if n, err := SendTraffic(far, pool, RouterMAC(1), true, 5); n != 5 || err != nil { // upstream: to the uplink
+	if n, err := SendTraffic(far, pool, RouterMAC(1), true, 5); n != 5 || err != nil { // upstream: to the uplink, one batch
 		t.Fatalf("queued %d: %v", n, err)
 	}
 	up := &failingPort{}
@@ -124,4 +125,51 @@ func TestPollCountsPortErrors(t *testing.T) {
 	if !strings.Contains(out.String(), "send 1 (first: failing port)") {
 		t.Fatalf("report:\n%s", out.String())
 	}
+}
+
+// lateSender is an empty port that, on its nth Recv, has frames queued on another port and ends
+// the context: the last frames arrive while the worker is in a pass that saw nothing yet.
+type lateSender struct {
+	xmit.Port
+	calls, at int
+	send      func()
+}
+
+func (p *lateSender) Recv(b *frame.Batch) (int, error) {
+	if p.calls++; p.calls == p.at {
+		p.send()
+	}
+	return p.Port.Recv(b)
+}
+
+// TestPollDrainsLateFrames: frames queued just before ctx ends, after the worker polled their port
+// in its current pass and after it has long been idle, are still forwarded before Poll returns.
+func TestPollDrainsLateFrames(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
+	trunkMAC := func(int) frame.MAC { return RouterMAC(1) } // one MAC for every VLAN, as SendTraffic wants
+	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, trunkMAC, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunk, far := xmit.Pipe(pool, nil)
+	upR, upFar := xmit.Pipe(pool, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	up := &lateSender{Port: upR, at: 20, send: func() {
+		if n, err := SendTraffic(far, pool, RouterMAC(1), true, 10); n != 10 || err != nil {
+			t.Errorf("queued %d: %v", n, err)
+		}
+		cancel()
+	}}
+	if e := Poll(ctx, r, []xmit.Port{trunk, up}, nil, 8, nil, 0); e.Recv+e.Send != 0 {
+		t.Fatal(e)
+	}
+	if rx := trunk.Stats().RxPackets; rx != 10 {
+		t.Fatalf("the worker received %d of the 10 frames queued before ctx ended", rx)
+	}
+	b := frame.NewBatch(16)
+	if n, _ := upFar.Recv(b); n != 10 {
+		t.Fatalf("%d of 10 frames forwarded", n)
+	}
+	b.Free()
 }
