@@ -8,15 +8,13 @@ import (
 
 // newGenerator plays every host (package trunkgen): VLAN hosts sending upstream through the
 // aggregate's members, the upstream sending to VLAN hosts through the uplink; it also sinks what the
-// router sends them.
+// router sends them, checking every frame.
 func newGenerator(t *topology, cfg Config) *trunkgen.Generator {
-	sinks := make([]xmit.Port, len(t.hosts))
-	for i, h := range t.hosts {
-		sinks[i] = h
-	}
 	turn := 0
 	return trunkgen.New(trunkgen.Config{
-		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad, Sinks: sinks,
+		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad,
+		TrunkSinks: []xmit.Port{t.hosts[0], t.hosts[1]}, UplinkSink: t.hosts[memberUplink],
+		Neighbours: cfg.Neighbours, OwnRoutes: cfg.Routes != "",
 		SendUp: func(b *frame.Batch) {
 			// The switch on the far side spreads its frames over the members whose link is up.
 			turn = (turn + 1) % numMembers

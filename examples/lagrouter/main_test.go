@@ -26,6 +26,13 @@ func runFor(t *testing.T, cfg Config, d time.Duration) (Result, string) {
 	if r.Generated == 0 || r.Forwarded == 0 {
 		t.Fatalf("nothing moved: %+v", r)
 	}
+	// The far ends checked every frame: forwarded ones and time exceeded for the TTL-1 ones.
+	if r.Errors.Recv+r.Errors.Send != 0 {
+		t.Errorf("%v", r.Errors)
+	}
+	if s := r.Sink; s.Forwarded == 0 || (cfg.Bad > 0 && s.TimeExceeded == 0) || s.Bad != 0 {
+		t.Errorf("far ends: %+v", s)
+	}
 	return r, out.String()
 }
 

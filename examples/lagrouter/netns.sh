@@ -1,51 +1,75 @@
 #!/bin/sh
 # netns.sh: network namespaces to try lagrouter on veth (root; iproute2).
 #
-#   ./netns.sh setup      make the namespaces and links below
+#   ./netns.sh setup      make the namespaces and links below; what an earlier setup with the same
+#                         prefix left is deleted first, so setup can be run again
 #   ./netns.sh teardown   delete them (and nothing else)
+#
+#   PREFIX=xy ./netns.sh setup     names start with xy- instead of lr- (1-7 letters or digits), so
+#                                  two setups on one machine do not collide; teardown needs the same
+#   QUEUES=n ./netns.sh setup      veths with n queues (AF_XDP: -workers n needs n)
 #
 #   lr-lan ("the switch")       lr-rtr                                     lr-wan
 #   lr-m0-p  <-- veth -->  lr-m0 \
 #                                 lag0 [lagrouter]  lr-up  <-- veth -->  lr-up-p
 #   lr-m1-p  <-- veth -->  lr-m1 /                                       192.0.2.2/24, 198.18.0.1/15
 #   (tagged frames, VIDs 101..120)                                       10.0.0.0/16 via 192.0.2.1
+#                    10.0.i.1/24 on VLAN i, 192.0.2.1/24 on the uplink
 #
-# lr-up-p has the MAC lagrouter sends upstream traffic to by default (02:67:77:00:00:01), and lr-wan
-# has a permanent neighbour entry for 192.0.2.1 (the router's uplink, which answers no ARP) with
-# lr-up's MAC, so the kernel in lr-wan routes 10.0.0.0/16 through the router. This kernel has no
-# bonding, team or 8021q module: the aggregate and the VLANs exist only in lagrouter, and tagged
-# traffic on the members comes from a packet-socket sender in lr-lan. QUEUES=n makes the veths with
-# n queues (AF_XDP: -workers n needs n). Take a member down to see failover:
+# The router's addresses exist only in lagrouter (the kernel in lr-rtr has none, so only lagrouter
+# answers): it answers pings to them and sends ICMP errors from them. It neither sends nor answers
+# ARP: lr-up-p has the MAC lagrouter sends upstream traffic to by default (02:67:77:00:00:01), and
+# lr-wan has a permanent neighbour entry for 192.0.2.1 with lr-up's MAC, so the kernel in lr-wan
+# reaches the router and routes 10.0.0.0/16 through it. This kernel has no bonding, team or 8021q
+# module: the aggregate and the VLANs exist only in lagrouter, and tagged traffic on the members
+# comes from a packet-socket sender in lr-lan (a VLAN host there would need a permanent neighbour
+# entry for 10.0.i.1 with lr-m0's MAC, the aggregate's). Take a member down to see failover:
 #   ip -n lr-rtr link set lr-m1 down     (and up again)
 #
 # Then, for example:
 #   ip netns exec lr-rtr go run ./examples/lagrouter -backend afpacket -members lr-m0,lr-m1 -uplink lr-up -lag xor -duration 0
+#   ip netns exec lr-wan ping -c 3 192.0.2.1        # answered by lagrouter
+#   ip netns exec lr-wan ping -c 3 -t 1 10.0.1.2    # time to live exceeded, from 192.0.2.1
+#   ip netns exec lr-wan ping -c 3 10.0.1.2         # forwarded out of lag0 on VLAN 101 (no host answers)
 set -eu
+P=${PREFIX:-lr}
 Q=${QUEUES:-1}
+case "$P" in
+*[!A-Za-z0-9]* | "" | ????????*)
+	echo "$0: PREFIX=$P: want 1-7 letters or digits (interface names have at most 15 characters)" >&2
+	exit 2
+	;;
+esac
+teardown() {
+	for ns in $P-lan $P-rtr $P-wan; do
+		if ip netns list | grep -qx "$ns\( (id: [0-9]*)\)\?"; then ip netns del $ns; fi
+	done
+}
 case "${1:-}" in
 setup)
-	for ns in lr-lan lr-rtr lr-wan; do ip netns add $ns; ip -n $ns link set lo up; done
-	for m in lr-m0 lr-m1; do
-		ip link add $m netns lr-rtr numtxqueues $Q numrxqueues $Q type veth peer name $m-p netns lr-lan numtxqueues $Q numrxqueues $Q
-		ip -n lr-rtr link set $m up
-		ip -n lr-lan link set $m-p up
+	teardown
+	for ns in $P-lan $P-rtr $P-wan; do ip netns add $ns; ip -n $ns link set lo up; done
+	for m in $P-m0 $P-m1; do
+		ip link add $m netns $P-rtr numtxqueues $Q numrxqueues $Q type veth peer name $m-p netns $P-lan numtxqueues $Q numrxqueues $Q
+		ip -n $P-rtr link set $m up
+		ip -n $P-lan link set $m-p up
 	done
-	ip link add lr-up netns lr-rtr numtxqueues $Q numrxqueues $Q type veth peer name lr-up-p netns lr-wan numtxqueues $Q numrxqueues $Q
-	ip -n lr-wan link set lr-up-p address 02:67:77:00:00:01
-	ip -n lr-rtr link set lr-up up
-	ip -n lr-wan link set lr-up-p up
-	ip -n lr-wan addr add 192.0.2.2/24 dev lr-up-p
-	ip -n lr-wan addr add 198.18.0.1/15 dev lr-up-p
-	up_mac=$(ip netns exec lr-rtr cat /sys/class/net/lr-up/address)
-	ip -n lr-wan neigh replace 192.0.2.1 lladdr "$up_mac" nud permanent dev lr-up-p
-	ip -n lr-wan route add 10.0.0.0/16 via 192.0.2.1 dev lr-up-p
-	echo "lagrouter namespaces ready: run it in lr-rtr with -members lr-m0,lr-m1 -uplink lr-up"
+	ip link add $P-up netns $P-rtr numtxqueues $Q numrxqueues $Q type veth peer name $P-up-p netns $P-wan numtxqueues $Q numrxqueues $Q
+	ip -n $P-wan link set $P-up-p address 02:67:77:00:00:01
+	ip -n $P-rtr link set $P-up up
+	ip -n $P-wan link set $P-up-p up
+	ip -n $P-wan addr add 192.0.2.2/24 dev $P-up-p
+	ip -n $P-wan addr add 198.18.0.1/15 dev $P-up-p
+	up_mac=$(ip netns exec $P-rtr cat /sys/class/net/$P-up/address)
+	ip -n $P-wan neigh replace 192.0.2.1 lladdr "$up_mac" nud permanent dev $P-up-p
+	ip -n $P-wan route add 10.0.0.0/16 via 192.0.2.1 dev $P-up-p
+	echo "lagrouter namespaces ready: run it in $P-rtr with -members $P-m0,$P-m1 -uplink $P-up"
 	;;
 teardown)
-	for ns in lr-lan lr-rtr lr-wan; do ip netns del $ns 2>/dev/null || true; done
+	teardown
 	;;
 *)
-	echo "usage: $0 setup|teardown" >&2
+	echo "usage: [PREFIX=lr] [QUEUES=1] $0 setup|teardown" >&2
 	exit 2
 	;;
 esac

@@ -45,7 +45,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		return lagMAC
 	}
-	router, names, err := buildRouter(cfg, mac, map[string]uint32{cfg.Uplink: 0})
+	router, names, err := buildRouter(cfg, mac, cfg.devNames())
 	if err != nil {
 		return app.Tally{}, err
 	}
@@ -80,6 +80,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	errs := make([]app.PortErrors, len(ports.ByWorker))
 	for w, wp := range ports.ByWorker {
 		fw := router.NewWorker(cfg.Batch)
 		if pcap != nil {
@@ -89,7 +90,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(ports []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			app.Run(wctx, fw, ports, cfg.Batch, 1024)
+			errs[w] = app.Run(wctx, fw, ports, cfg.Batch, 1024)
 		}([]xmit.Port{aggs[w], wp[2]})
 	}
 
@@ -121,6 +122,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	wg.Wait()
 	mon.Print(out)
 	t := app.NewTally([]xmit.Stats{aggStats(), ports.Stats(numMembers)}, router.Counters())
+	for _, e := range errs {
+		t.Errors.Add(e)
+	}
 	if pcap != nil {
 		if err := pcap.Close(); err != nil {
 			printf(out, "pcap: %v\n", err)

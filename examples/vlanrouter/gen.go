@@ -7,14 +7,13 @@ import (
 )
 
 // newGenerator plays every host (package trunkgen): VLAN hosts sending upstream through the trunk,
-// the upstream sending to VLAN hosts through the uplink; it also sinks what the router sends them.
+// the upstream sending to VLAN hosts through the uplink; it also sinks what the router sends them,
+// checking every frame.
 func newGenerator(t *topology, cfg Config) *trunkgen.Generator {
-	sinks := make([]xmit.Port, len(t.hosts))
-	for i, h := range t.hosts {
-		sinks[i] = h
-	}
 	return trunkgen.New(trunkgen.Config{
-		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad, Sinks: sinks,
+		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad,
+		TrunkSinks: []xmit.Port{t.hosts[portTrunk]}, UplinkSink: t.hosts[portUplink],
+		Neighbours: cfg.Neighbours, OwnRoutes: cfg.Routes != "",
 		SendUp:   func(b *frame.Batch) { t.hosts[portTrunk].Send(b) },
 		SendDown: func(b *frame.Batch) { t.hosts[portUplink].Send(b) },
 	})

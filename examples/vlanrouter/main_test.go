@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/fwd"
 )
 
@@ -28,6 +31,13 @@ func TestRunAccounts(t *testing.T) {
 	if r.Generated == 0 || r.Forwarded == 0 {
 		t.Fatalf("nothing moved: %+v", r)
 	}
+	// The far ends checked every frame: forwarded ones and time exceeded for the TTL-1 ones.
+	if r.Errors.Recv+r.Errors.Send != 0 {
+		t.Errorf("%v", r.Errors)
+	}
+	if s := r.Sink; s.Forwarded == 0 || s.TimeExceeded == 0 || s.Bad != 0 {
+		t.Errorf("far ends: %+v", s)
+	}
 	// The generator's bad frames show up under their reasons.
 	for _, reason := range []fwd.Reason{fwd.DropVLAN, fwd.DropTTL, fwd.DropChecksum} {
 		if r.Drops.Drops[reason] == 0 {
@@ -38,6 +48,34 @@ func TestRunAccounts(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRunOwnRoutes: in memory with a routes file (upstream traffic to VLAN 7, nothing for
+// 198.19.0.0/16, downstream traffic back up) and -nexthop MACs, every frame the far ends get is
+// still checked and the accounting adds up, network unreachables included (time exceeded may be
+// crowded out of the ICMP rate limit by them, so it is not required).
+func TestRunOwnRoutes(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Interval = time.Hour
+	cfg.Routes = filepath.Join(t.TempDir(), "routes")
+	if err := os.WriteFile(cfg.Routes, []byte("198.18.0.0/16 7\n10.0.0.0/12 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Neighbours = app.Neighbours{"trunk": {2, 0, 0, 0, 0, 7}, "uplink": {2, 0, 0, 0, 0, 1}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.ready = func() { time.AfterFunc(200*time.Millisecond, cancel) }
+	var out bytes.Buffer
+	r, err := run(ctx, cfg, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Balanced() {
+		t.Fatalf("accounting mismatch: %+v\n%s", r, out.String())
+	}
+	if s := r.Sink; s.Forwarded == 0 || s.Unreachable == 0 || s.Bad != 0 {
+		t.Errorf("far ends: %+v\n%s", s, out.String())
 	}
 }
 

@@ -39,7 +39,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		return trunkMAC
 	}
-	router, names, err := buildRouter(cfg, mac, map[string]uint32{cfg.Uplink: 0})
+	router, names, err := buildRouter(cfg, mac, cfg.devNames())
 	if err != nil {
 		return app.Tally{}, err
 	}
@@ -60,7 +60,8 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, wp := range ports.ByWorker {
+	errs := make([]app.PortErrors, len(ports.ByWorker))
+	for i, wp := range ports.ByWorker {
 		w := router.NewWorker(cfg.Batch)
 		if pcap != nil {
 			w.SetTap(pcap, cfg.PcapSample)
@@ -69,7 +70,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			app.Run(wctx, w, wp, cfg.Batch, 1024)
+			errs[i] = app.Run(wctx, w, wp, cfg.Batch, 1024)
 		}(wp)
 	}
 
@@ -94,6 +95,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	wg.Wait()
 	mon.Print(out)
 	t := app.NewTally([]xmit.Stats{ports.Stats(portTrunk), ports.Stats(portUplink)}, router.Counters())
+	for _, e := range errs {
+		t.Errors.Add(e)
+	}
 	if pcap != nil {
 		if err := pcap.Close(); err != nil {
 			printf(out, "pcap: %v\n", err)

@@ -15,34 +15,6 @@ import (
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
-// Config is the example's configuration.
-type Config struct {
-	Duration time.Duration
-	Interval time.Duration
-	VLANs    int
-	Batch    int
-	Rate     int
-	Bad      float64
-
-	// Real interfaces (Backend other than mem).
-	Backend    app.Backend
-	Trunk      string         // the trunk interface (VLANs 101..)
-	Uplink     string         // the untagged uplink
-	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
-	IPRoute    bool           //
-	Workers    int            // workers (sockets or queues per interface)
-	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
-	Pcap       string         // pcapng file of forwarded and dropped frames
-	PcapSample int            // capture every nth frame
-
-	ready func() // called once the ports are open and the workers (and generator) started (tests)
-}
-
-func defaultConfig() Config {
-	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
-}
-
 // Physical ports of the router.
 const (
 	portTrunk  = 0
@@ -88,20 +60,26 @@ func build(cfg Config) (*topology, error) {
 	t.mems = []*xmit.MemPort{trunkR, upR}
 	t.ports = []xmit.Port{trunkR, upR}
 	t.hosts = []*xmit.MemPort{trunkH, upH}
-	t.router, t.names, err = buildRouter(cfg, routerMAC, nil)
+	t.router, t.names, err = trunkgen.BuildRouter(cfg.plan(pool), routerMAC, nil)
 	return t, err
 }
 
 // buildRouter makes the router's tables (trunkgen.BuildRouter, shared with the other VLAN-trunk
 // example).
 func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
-	return trunkgen.BuildRouter(trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute},
-		mac, devNames)
+	return trunkgen.BuildRouter(cfg.plan(nil), mac, devNames)
 }
 
-// worker polls the router's ports until ctx ends and then until they are drained.
-func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) {
-	trunkgen.Poll(ctx, t.router, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
+// plan is what trunkgen.BuildRouter needs of cfg; the router generates its frames in pool (nil: its
+// own).
+func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
+	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
+}
+
+// worker polls the router's ports until ctx ends and then until they are drained; it returns the
+// errors its Recv and Send calls got.
+func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) app.PortErrors {
+	return trunkgen.Poll(ctx, t.router, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
 }
 
 // Result is what a run counted.
@@ -129,7 +107,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); g.Run(genCtx) }()
-	go func() { defer wg.Done(); t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
+	var perr app.PortErrors
+	go func() { defer wg.Done(); perr = t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
 	if cfg.ready != nil {
 		cfg.ready()
 	}
@@ -170,8 +149,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		s := h.Stats()
 		r.Generated += s.TxPackets
 		r.GenDropped += s.TxDropped
-		r.Sunk += s.RxPackets
 	}
+	r.Sink = g.Sunk()
+	r.Errors = perr
 	for _, m := range t.mems {
 		s := m.Stats()
 		r.RouterRx += s.RxPackets

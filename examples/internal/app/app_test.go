@@ -2,9 +2,11 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -150,5 +152,22 @@ func TestTally(t *testing.T) {
 	tl.Report(&out, nil)
 	if !bytes.Contains(out.Bytes(), []byte("MISMATCH")) {
 		t.Fatal(out.String())
+	}
+}
+
+// TestIfaceMACMissing: a missing interface is an error that names it, says where it looked and what
+// to do, and wraps ErrNoSuchInterface.
+func TestIfaceMACMissing(t *testing.T) {
+	_, err := IfaceMAC("ws-none0")
+	if !errors.Is(err, ErrNoSuchInterface) {
+		t.Fatalf("%v, want ErrNoSuchInterface", err)
+	}
+	for _, want := range []string{`"ws-none0"`, "network namespace", "ip link", "ip netns exec"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if _, err := IfaceMAC("lo"); err == nil || errors.Is(err, ErrNoSuchInterface) || !strings.Contains(err.Error(), "lo") {
+		t.Errorf("lo: %v, want an error naming it that is not ErrNoSuchInterface (no Ethernet address)", err)
 	}
 }

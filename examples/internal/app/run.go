@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -18,8 +19,11 @@ const IdleWait = 200_000 // ns
 // until ctx ends, then takes what is still queued (at most drain batches per port) so that every
 // frame a port handed out is forwarded or dropped, and publishes the counters. When every port is
 // idle it blocks in a Wait (xmit.Waiter) on one of them, in turn, for IdleWait, so an idle
-// forwarder does not spin a core. It allocates nothing per batch.
-func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int) {
+// forwarder does not spin a core. It returns the errors its Recv and Send calls got (the frames a
+// failed Send did not queue are the port's TxDropped). It allocates nothing per batch.
+func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int) PortErrors {
+	var errs PortErrors
+	out := CountSends(ports, &errs)
 	in := frame.NewBatch(batch)
 	waiters := make([]xmit.Waiter, len(ports))
 	for i, p := range ports {
@@ -30,8 +34,12 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 	for {
 		got := false
 		for p, port := range ports {
-			if n, _ := port.Recv(in); n > 0 {
-				w.Forward(uint16(p), in, ports)
+			n, err := port.Recv(in)
+			if err != nil {
+				errs.RecvError(err)
+			}
+			if n > 0 {
+				w.Forward(uint16(p), in, out)
 				got = true
 				batches++
 			}
@@ -43,14 +51,18 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 		case <-done:
 			for p, port := range ports {
 				for i := 0; i < drain; i++ {
-					if n, _ := port.Recv(in); n == 0 {
+					n, err := port.Recv(in)
+					if err != nil {
+						errs.RecvError(err)
+					}
+					if n == 0 {
 						break
 					}
-					w.Forward(uint16(p), in, ports)
+					w.Forward(uint16(p), in, out)
 				}
 			}
 			w.Flush()
-			return
+			return errs
 		default:
 		}
 		if got {
@@ -65,6 +77,70 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 			}
 		}
 	}
+}
+
+// PortErrors counts the errors a worker loop's Recv and Send calls returned, and keeps the first.
+type PortErrors struct {
+	Recv, Send uint64
+	First      error // nil if none
+}
+
+// RecvError counts an error a Recv returned.
+func (e *PortErrors) RecvError(err error) {
+	e.Recv++
+	if e.First == nil {
+		e.First = err
+	}
+}
+
+// SendError counts an error a Send returned.
+func (e *PortErrors) SendError(err error) {
+	e.Send++
+	if e.First == nil {
+		e.First = err
+	}
+}
+
+// Add adds o's counts to e; e keeps its first error, or takes o's.
+func (e *PortErrors) Add(o PortErrors) {
+	e.Recv += o.Recv
+	e.Send += o.Send
+	if e.First == nil {
+		e.First = o.First
+	}
+}
+
+// String is a line for a final report.
+func (e PortErrors) String() string {
+	s := fmt.Sprintf("port errors: recv %d, send %d", e.Recv, e.Send)
+	if e.First != nil {
+		s += fmt.Sprintf(" (first: %v)", e.First)
+	}
+	return s
+}
+
+// CountSends returns ports whose Send counts its errors in e (for fwd.Worker.Forward, which sends
+// and does not look at the errors); their other methods are the ports' own. Use the result from
+// e's goroutine only.
+func CountSends(ports []xmit.Port, e *PortErrors) []xmit.Port {
+	out := make([]xmit.Port, len(ports))
+	for i, p := range ports {
+		out[i] = &sendCounter{Port: p, errs: e}
+	}
+	return out
+}
+
+type sendCounter struct {
+	xmit.Port
+	errs *PortErrors
+}
+
+func (s *sendCounter) Send(b *frame.Batch) (int, error) {
+	n, err := s.Port.Send(b)
+	if err != nil {
+		s.errs.SendError(err)
+	}
+	return n, err
 }
 
 // Neighbours maps the examples' interface names to static neighbour MACs (the -nexthop flag):
@@ -110,14 +186,30 @@ func (n Neighbours) Get(name, fallback string, def frame.MAC) frame.MAC {
 	return def
 }
 
-// IfaceMAC returns an interface's hardware address (in the calling thread's namespace).
+// ErrNoSuchInterface is wrapped by IfaceMAC's error for a name that is no interface here.
+var ErrNoSuchInterface = errors.New("no such network interface")
+
+// IfaceMAC returns an interface's hardware address (in the calling thread's namespace). A missing
+// interface is an error that names it, lists the interfaces there are and wraps ErrNoSuchInterface.
 func IfaceMAC(name string) (frame.MAC, error) {
-	ifc, err := net.InterfaceByName(name)
+	ifcs, err := net.Interfaces()
 	if err != nil {
-		return frame.MAC{}, err
+		return frame.MAC{}, fmt.Errorf("interface %q: %w", name, err)
 	}
-	if len(ifc.HardwareAddr) != 6 {
-		return frame.MAC{}, fmt.Errorf("%s: no Ethernet address", name)
+	var names []string
+	for _, ifc := range ifcs {
+		if ifc.Name != name {
+			names = append(names, ifc.Name)
+			continue
+		}
+		if len(ifc.HardwareAddr) != 6 {
+			return frame.MAC{}, fmt.Errorf("interface %q: no Ethernet address (%q)", name, ifc.HardwareAddr.String())
+		}
+		return frame.MAC(ifc.HardwareAddr), nil
 	}
-	return frame.MAC(ifc.HardwareAddr), nil
+	if len(names) > 8 {
+		names = append(names[:8], fmt.Sprintf("%d more", len(names)-8))
+	}
+	return frame.MAC{}, fmt.Errorf("interface %q: %w in this network namespace (it has %s; `ip link` lists them): check the name, or run the router where the interface is, with `ip netns exec NAMESPACE`",
+		name, ErrNoSuchInterface, strings.Join(names, ", "))
 }

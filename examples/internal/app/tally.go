@@ -15,8 +15,9 @@ type Tally struct {
 	RxDropped uint64 // frames the kernel dropped before the workers saw them (ring full)
 	Forwarded uint64 // frames handed to an egress port's Send (forwarded, fragments, echo replies, ICMP errors)
 	Drops     fwd.Counters
-	Tx        uint64 // frames the egress ports queued
-	TxDropped uint64 // frames the egress ports refused (counted by them)
+	Tx        uint64     // frames the egress ports queued
+	TxDropped uint64     // frames the egress ports refused (counted by them)
+	Errors    PortErrors // errors the workers' Recv and Send calls returned (Run's results, summed)
 }
 
 // NewTally sums the ports' counters and the router's.
@@ -70,6 +71,7 @@ func (t Tally) Report(out io.Writer, pcap *Pcap) {
 	fmt.Fprintf(out, "  router rx   %14s  (dropped by the kernel before the router: %s)\n", g(float64(t.Rx)), g(float64(t.RxDropped)))
 	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s)\n", g(float64(t.Forwarded)), g(float64(t.Tx)), g(float64(t.TxDropped)))
 	ReportStage(out, t.Drops)
+	fmt.Fprintf(out, "  %v\n", t.Errors)
 	if pcap != nil {
 		fmt.Fprintln(out, " ", pcap.Summary())
 	}

@@ -83,8 +83,13 @@ func Group(v float64) string {
 	return string(b)
 }
 
-// PrintEvery prints a table every interval until ctx ends (it blocks until then).
+// PrintEvery prints a table every interval until ctx ends (it blocks until then). An interval of
+// zero or less prints nothing: PrintEvery only waits for ctx.
 func (m *Monitor) PrintEvery(ctx context.Context, w io.Writer, interval time.Duration) {
+	if interval <= 0 {
+		<-ctx.Done()
+		return
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {

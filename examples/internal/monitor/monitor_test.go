@@ -72,3 +72,18 @@ func TestPrintEveryStopsWithContext(t *testing.T) {
 		t.Fatalf("printed %d tables", c)
 	}
 }
+
+// TestPrintEveryNonPositive: an interval of zero or less prints no table and returns when ctx ends,
+// never a panic.
+func TestPrintEveryNonPositive(t *testing.T) {
+	m := New("t", []Row{{Name: "x", Rx: func() uint64 { return 0 }, Tx: func() uint64 { return 0 }}})
+	for _, d := range []time.Duration{0, -time.Second} {
+		var buf bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		m.PrintEvery(ctx, &buf, d)
+		cancel()
+		if buf.Len() != 0 {
+			t.Errorf("interval %v printed:\n%s", d, buf.String())
+		}
+	}
+}

@@ -5,23 +5,43 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
 func TestResultReport(t *testing.T) {
-	r := Result{Generated: 10, RouterRx: 10, Forwarded: 8, RouterTx: 8, Sunk: 8}
-	r.Drops.Drops[0] = 2
+	r := Result{Generated: 12, RouterRx: 12, Forwarded: 9, RouterTx: 9, Sink: SinkCounts{Forwarded: 8, TimeExceeded: 1}}
+	r.Drops.Drops[fwd.DropVLAN] = 2
+	r.Drops.Drops[fwd.DropTTL] = 2
 	r.Drops.Forwarded = 8
+	r.Drops.ICMPErrors = 1
+	r.Drops.ICMPRateLimited = 1
 	var b strings.Builder
 	r.Report(&b, "extra line")
 	if !r.Balanced() || !strings.Contains(b.String(), "accounting: ok") || !strings.Contains(b.String(), "  extra line\n") {
 		t.Fatalf("balanced result reported as:\n%s", b.String())
 	}
-	r.Leaked = 1
-	b.Reset()
-	r.Report(&b)
-	if r.Balanced() || !strings.Contains(b.String(), "MISMATCH") {
-		t.Fatalf("a leaked buffer not reported:\n%s", b.String())
+	for name, mod := range map[string]func(*Result){
+		"a leaked buffer":                     func(r *Result) { r.Leaked = 1 },
+		"a wrong frame":                       func(r *Result) { r.Sink.Forwarded--; r.Sink.Bad++ },
+		"an ICMP error for a forwarded frame": func(r *Result) { r.Sink.Forwarded--; r.Sink.TimeExceeded++ },
+		"a TTL drop without an ICMP verdict":  func(r *Result) { r.Drops.ICMPRateLimited = 0 },
+		"a frame the far ends never got":      func(r *Result) { r.Sink.Forwarded-- },
+	} {
+		x := r
+		mod(&x)
+		b.Reset()
+		x.Report(&b)
+		if x.Balanced() || !strings.Contains(b.String(), "MISMATCH") {
+			t.Errorf("%s not reported:\n%s", name, b.String())
+		}
+	}
+	// An egress drop (a member's link going down) leaves the far ends fewer frames than the router
+	// forwarded: balanced, as long as the ports counted the drop.
+	x := r
+	x.RouterTx, x.TxDropped, x.Sink.Forwarded = 8, 1, 7
+	if !x.Balanced() {
+		t.Errorf("an egress drop counted by the port: %+v not balanced", x)
 	}
 }
 

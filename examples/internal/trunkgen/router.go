@@ -1,10 +1,17 @@
 package trunkgen
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
@@ -32,19 +39,35 @@ type Plan struct {
 	Pool       *frame.Pool    // buffers for the frames the router generates (nil: its own)
 }
 
+// Errors of BuildRouter's checks, wrapped with the flag and the value at fault.
+var (
+	ErrNoInterface = errors.New("no such interface")
+	ErrNoNextHop   = errors.New("no such next hop")
+	ErrHostBits    = errors.New("host bits set")
+)
+
 // UplinkAddr is the router's address on the uplink; VLAN i's is 10.0.i.1/24.
 var UplinkAddr = netip.MustParsePrefix("192.0.2.1/24")
 
 // BuildRouter makes the router's tables: the demux (uplink untagged on port 1, VLAN i with VID
 // 100+i on the trunk, port 0), the interfaces with the MACs mac gives them, the next hops (0: the
 // upstream gateway, i: host .2 on VLAN i, MACs from cfg.Neighbours or the in-memory defaults) and
-// the routes (cfg.Routes, or 10.0.i.0/24 on VLAN i and a default route upstream). uplinkDev is the
-// uplink's real interface name, which an `ip route` file may use as a device name.
+// the routes (cfg.Routes, or 10.0.i.0/24 on VLAN i and a default route upstream). devNames maps
+// more device names (the uplink's real interface name) to next hops, for an `ip route` file.
+//
+// It refuses, naming the flag: a VLAN count outside 1-200, a -nexthop name that is none of the
+// interfaces (ErrNoInterface), and in a routes file a prefix with host bits set (ErrHostBits), a
+// next hop beyond 0..VLANs (ErrNoNextHop) or a device that is none of the interfaces.
 func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
 	if cfg.VLANs < 1 || cfg.VLANs > 200 {
 		return nil, nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
 	}
 	nb := cfg.Neighbours
+	for name := range nb {
+		if !neighbourName(name, cfg.VLANs) {
+			return nil, nil, fmt.Errorf("-nexthop %s: %w (uplink, trunk for every VLAN, vlan%d..vlan%d)", name, ErrNoInterface, VID(1), VID(cfg.VLANs))
+		}
+	}
 	demux := vlan.NewDemux(NumPorts, vlan.Parser{})
 	ifaces := make([]fwd.Iface, cfg.VLANs+1)
 	names := make([]string, cfg.VLANs+1)
@@ -73,28 +96,16 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24), NextHop: uint32(i)})
 	}
 	routes := fib.New()
-	switch {
-	case cfg.Routes == "":
+	if cfg.Routes == "" {
 		if err := routes.Apply(changes); err != nil {
 			return nil, nil, err
 		}
-	default:
-		f, err := os.Open(cfg.Routes)
+	} else {
+		rs, err := loadRoutes(cfg, dev)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("-routes %s: %w", cfg.Routes, err)
 		}
-		defer f.Close()
-		if cfg.IPRoute {
-			_, err = routes.LoadIPRoute(f, func(h fib.IPRouteNextHop) (uint32, error) {
-				if i, ok := dev[h.Dev]; ok {
-					return i, nil
-				}
-				return 0, fmt.Errorf("device %q is none of the router's interfaces (uplink, vlan%d..vlan%d)", h.Dev, VID(1), VID(cfg.VLANs))
-			})
-		} else {
-			_, err = routes.Load(f)
-		}
-		if err != nil {
+		if err := routes.Replace(rs); err != nil {
 			return nil, nil, fmt.Errorf("-routes %s: %w", cfg.Routes, err)
 		}
 	}
@@ -102,10 +113,89 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 	return r, names, err
 }
 
+// neighbourName reports whether name is a -nexthop key: uplink, trunk, * or vlan101..vlan(100+vlans).
+func neighbourName(name string, vlans int) bool {
+	switch name {
+	case "uplink", "trunk", "*":
+		return true
+	}
+	n, ok := strings.CutPrefix(name, "vlan")
+	v, err := strconv.Atoi(n)
+	return ok && err == nil && n == strconv.Itoa(v) && v >= int(VID(1)) && v <= int(VID(vlans))
+}
+
+// loadRoutes reads cfg.Routes (gzip or not) in fib.ParseRoutes format, or fib.ParseIPRoute's with
+// cfg.IPRoute (devices looked up in dev), and checks every route: no host bits, a next hop that
+// exists.
+func loadRoutes(cfg Plan, dev map[string]uint32) ([]fib.Route, error) {
+	data, err := os.ReadFile(cfg.Routes)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkHostBits(data); err != nil {
+		return nil, err
+	}
+	var rs []fib.Route
+	if cfg.IPRoute {
+		rs, _, err = fib.ParseIPRoute(bytes.NewReader(data), func(h fib.IPRouteNextHop) (uint32, error) {
+			if i, ok := dev[h.Dev]; ok {
+				return i, nil
+			}
+			return 0, fmt.Errorf("device %q: %w (uplink, vlan%d..vlan%d)", h.Dev, ErrNoInterface, VID(1), VID(cfg.VLANs))
+		})
+	} else {
+		rs, _, err = fib.ParseRoutes(bytes.NewReader(data))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if r.NextHop > uint32(cfg.VLANs) {
+			return nil, fmt.Errorf("%v to next hop %d: %w (0 is the upstream gateway, 1..%d the host on VLAN %d..%d)",
+				r.Prefix, r.NextHop, ErrNoNextHop, cfg.VLANs, VID(1), VID(cfg.VLANs))
+		}
+	}
+	return rs, nil
+}
+
+// checkHostBits refuses a prefix with host bits set anywhere in a routes file (fib's parsers mask
+// them off: 10.1.2.3/16 would silently be 10.1.0.0/16).
+func checkHostBits(data []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		for _, f := range bytes.Fields(line) {
+			if bytes.IndexByte(f, '/') < 0 {
+				continue
+			}
+			if p, err := netip.ParsePrefix(string(f)); err == nil && p != p.Masked() {
+				return fmt.Errorf("line %d: %s: %w (%v?)", n, f, ErrHostBits, p.Masked())
+			}
+		}
+	}
+	return sc.Err()
+}
+
 // Poll is the in-memory examples' worker: it polls ports, forwards every batch through r, and when
 // idle waits briefly on one of waiters in turn; after ctx ends it keeps going until the ports stay
-// empty (so nothing already queued is left behind).
-func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) {
+// empty for a few passes that all began after it saw ctx end (so nothing queued before is left
+// behind). It returns the errors its Recv and Send calls got.
+func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) app.PortErrors {
+	var errs app.PortErrors
+	out := app.CountSends(ports, &errs)
 	w := r.NewWorker(batch)
 	if tap != nil {
 		w.SetTap(tap, every)
@@ -116,8 +206,12 @@ func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.
 	for {
 		got := false
 		for p, port := range ports {
-			if n, _ := port.Recv(in); n > 0 {
-				w.Forward(uint16(p), in, ports)
+			n, err := port.Recv(in)
+			if err != nil {
+				errs.RecvError(err)
+			}
+			if n > 0 {
+				w.Forward(uint16(p), in, out)
 				got = true
 				batches++
 			}
@@ -131,11 +225,13 @@ func Poll(ctx context.Context, r *fwd.Router, ports []xmit.Port, waiters []xmit.
 		}
 		w.Flush()
 		if !draining && ctx.Err() != nil {
-			draining = true
+			// Frames queued before ctx ended may have come after this pass polled their port:
+			// count empty passes from here on only.
+			draining, idle = true, 0
 		}
 		idle++
 		if draining && idle > 3 {
-			return
+			return errs
 		}
 		if idle > 16 && len(waiters) > 0 {
 			waiters[idle%len(waiters)].Wait(int64(50 * time.Microsecond))

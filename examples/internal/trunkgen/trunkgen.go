@@ -2,7 +2,7 @@
 // address plan (VLAN i is VID 100+i with subnet 10.0.i.0/24; the upstream is 198.18.0.0/15) and a
 // generator that plays every host, sends tagged frames upstream and untagged frames down, a share
 // of them bad on purpose (TTL 1, an unknown VLAN, a broken checksum), and sinks what the router
-// sends back.
+// sends back, checking every frame (Generator.Check) and counting it by kind (SinkCounts).
 package trunkgen
 
 import (
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -36,14 +37,19 @@ var GatewayMAC = frame.MAC{0x02, 0x67, 0x77, 0x00, 0x00, 0x01}
 
 // Config says where the generator's frames come from and go.
 type Config struct {
-	Pool     *frame.Pool
-	VLANs    int     // VLAN sub-interfaces (1..VLANs)
-	Batch    int     // frames per batch
-	Rate     int     // frames/s per direction (0: as fast as the router takes them)
-	Bad      float64 // share of frames the router must drop
-	Sinks    []xmit.Port
-	SendUp   func(b *frame.Batch) // tagged frames from the VLAN hosts toward the router
-	SendDown func(b *frame.Batch) // untagged frames from the upstream toward the router
+	Pool  *frame.Pool
+	VLANs int     // VLAN sub-interfaces (1..VLANs)
+	Batch int     // frames per batch
+	Rate  int     // frames/s per direction (0: as fast as the router takes them)
+	Bad   float64 // share of frames the router must drop
+	// TrunkSinks are the far ends of the trunk (or of the aggregate's members), UplinkSink the far
+	// end of the uplink: what the router sends there is checked and counted.
+	TrunkSinks []xmit.Port
+	UplinkSink xmit.Port
+	Neighbours app.Neighbours       // the router's -nexthop MACs (Plan.Neighbours)
+	OwnRoutes  bool                 // the router has a routes file: a frame's egress interface is not checked against its destination
+	SendUp     func(b *frame.Batch) // tagged frames from the VLAN hosts toward the router
+	SendDown   func(b *frame.Batch) // untagged frames from the upstream toward the router
 }
 
 // Generator plays every host. Run it on one goroutine; Stopped and Drain as documented.
@@ -52,17 +58,22 @@ type Generator struct {
 	rng     *rand.Rand
 	n       uint64 // frames built, for the share of bad ones
 	badEach uint64
+	nhMAC   []frame.MAC // by interface ID: the MAC the router sends to
+	sunk    SinkCounts
 	stopped atomic.Bool
 }
 
 // New returns a generator.
 func New(cfg Config) *Generator {
-	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(1, 2))}
+	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(1, 2)), nhMAC: nextHopMACs(cfg.VLANs, cfg.Neighbours)}
 	if cfg.Bad > 0 {
 		g.badEach = uint64(1 / cfg.Bad)
 	}
 	return g
 }
+
+// Sunk is what the far ends received, by kind. Call it after Drain.
+func (g *Generator) Sunk() SinkCounts { return g.sunk }
 
 // Stopped reports whether Run has returned.
 func (g *Generator) Stopped() bool { return g.stopped.Load() }
@@ -132,20 +143,41 @@ func (g *Generator) fill(b *frame.Batch, upstream bool) {
 	}
 }
 
-// sink frees whatever the router sent to the hosts; it reports whether anything came.
+// sink checks, counts and frees whatever the router sent to the hosts; it reports whether anything
+// came.
 func (g *Generator) sink(b *frame.Batch) bool {
 	got := false
-	for _, h := range g.cfg.Sinks {
-		for {
-			n, _ := h.Recv(b)
-			if n == 0 {
-				break
-			}
-			got = true
-			b.Free()
-		}
+	for _, h := range g.cfg.TrunkSinks {
+		got = g.sinkPort(b, h, false) || got
+	}
+	if g.cfg.UplinkSink != nil {
+		got = g.sinkPort(b, g.cfg.UplinkSink, true) || got
 	}
 	return got
+}
+
+func (g *Generator) sinkPort(b *frame.Batch, h xmit.Port, uplink bool) bool {
+	got := false
+	for {
+		n, _ := h.Recv(b)
+		if n == 0 {
+			return got
+		}
+		got = true
+		for i := range b.Frames {
+			switch g.Check(&b.Frames[i], b.Bytes(i), uplink) {
+			case SinkForwarded:
+				g.sunk.Forwarded++
+			case SinkTimeExceeded:
+				g.sunk.TimeExceeded++
+			case SinkUnreachable:
+				g.sunk.Unreachable++
+			default:
+				g.sunk.Bad++
+			}
+		}
+		b.Free()
+	}
 }
 
 // Run generates until ctx ends. Run it on its own goroutine; Stopped reports when it returned.

@@ -26,7 +26,7 @@ func TestFramesMatchThePlan(t *testing.T) {
 			a.Send(b)
 		}
 	}
-	g := New(Config{Pool: pool, VLANs: 20, Batch: 64, Bad: 0.1, Sinks: []xmit.Port{z},
+	g := New(Config{Pool: pool, VLANs: 20, Batch: 64, Bad: 0.1, TrunkSinks: []xmit.Port{z},
 		SendUp: grab(&up), SendDown: grab(&down)})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()

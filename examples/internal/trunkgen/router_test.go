@@ -1,0 +1,175 @@
+package trunkgen
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/xmit"
+)
+
+// TestBuildRouterRefuses: configurations that name what does not exist, or that a parser would
+// silently change, are errors that name the flag and wrap the sentinel.
+func TestBuildRouterRefuses(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gz := filepath.Join(dir, "hostbits.gz")
+	f, err := os.Create(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	zw.Write([]byte("10.0.0.0/8 0\n198.18.0.1/15 3\n"))
+	zw.Close()
+	f.Close()
+	for _, c := range []struct {
+		name string
+		plan Plan
+		err  error  // errors.Is; nil: any error
+		want string // in the message
+	}{
+		{"vlans 0", Plan{VLANs: 0}, nil, "-vlans 0"},
+		{"vlans 201", Plan{VLANs: 201}, nil, "-vlans 201"},
+		{"nexthop vlan999", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan999": {2}}}, ErrNoInterface, "-nexthop vlan999"},
+		{"nexthop vlan121", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan121": {2}}}, ErrNoInterface, "-nexthop vlan121"},
+		{"nexthop vlan0101", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan0101": {2}}}, ErrNoInterface, "-nexthop vlan0101"},
+		{"nexthop eth0", Plan{VLANs: 20, Neighbours: app.Neighbours{"eth0": {2}}}, ErrNoInterface, "-nexthop eth0"},
+		{"next hop 999", Plan{VLANs: 20, Routes: file("nh", "10.0.0.0/8 0\n10.9.0.0/16 999\n")}, ErrNoNextHop, "next hop 999"},
+		{"next hop 21", Plan{VLANs: 20, Routes: file("nh21", "10.9.0.0/16 21\n")}, ErrNoNextHop, "next hop 21"},
+		{"host bits", Plan{VLANs: 20, Routes: file("hb", "# table\n10.1.2.3/16 1\n")}, ErrHostBits, "line 2: 10.1.2.3/16"},
+		{"host bits gzip", Plan{VLANs: 20, Routes: gz}, ErrHostBits, "line 2: 198.18.0.1/15"},
+		{"host bits ip route", Plan{VLANs: 20, IPRoute: true, Routes: file("hbip", "10.1.2.3/16 dev vlan101\n")}, ErrHostBits, "10.1.2.3/16"},
+		{"unknown device", Plan{VLANs: 20, IPRoute: true, Routes: file("dev", "10.1.0.0/16 dev wlan0\n")}, ErrNoInterface, "wlan0"},
+		{"missing file", Plan{VLANs: 20, Routes: filepath.Join(dir, "none")}, os.ErrNotExist, "-routes"},
+	} {
+		_, _, err := BuildRouter(c.plan, RouterMAC, nil)
+		switch {
+		case err == nil:
+			t.Errorf("%s: accepted", c.name)
+		case c.err != nil && !errors.Is(err, c.err):
+			t.Errorf("%s: %v, not %v", c.name, err, c.err)
+		case !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s: %q does not say %q", c.name, err, c.want)
+		}
+	}
+	// What is right is accepted.
+	for _, p := range []Plan{
+		{VLANs: 20, Neighbours: app.Neighbours{"uplink": {2}, "trunk": {2}, "*": {2}, "vlan101": {2}, "vlan120": {2}}},
+		{VLANs: 20, Routes: file("ok", "10.0.0.0/8 0\n198.18.0.0/15 20 # last VLAN\n")},
+		{VLANs: 20, IPRoute: true, Routes: file("okip", "default via 192.0.2.2 dev uplink\n10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n")},
+	} {
+		if _, _, err := BuildRouter(p, RouterMAC, nil); err != nil {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+}
+
+// writeRoutes writes a routes file for a test and returns its path.
+func writeRoutes(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "routes")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// failingPort fails every Recv and every Send (releasing what it is given, as Send must).
+type failingPort struct{ sends int }
+
+var errFailing = errors.New("failing port")
+
+func (p *failingPort) Name() string                     { return "failing" }
+func (p *failingPort) Recv(b *frame.Batch) (int, error) { return 0, errFailing }
+func (p *failingPort) Send(b *frame.Batch) (int, error) { p.sends++; b.Free(); return 0, errFailing }
+func (p *failingPort) Stats() xmit.Stats                { return xmit.Stats{} }
+func (p *failingPort) Close() error                     { return nil }
+
+// TestPollCountsPortErrors: Poll counts the errors its Recv and Send calls return and keeps the
+// first; the report shows them.
+func TestPollCountsPortErrors(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	trunkMAC := func(int) frame.MAC { return RouterMAC(1) } // one MAC for every VLAN, as SendTraffic wants
+	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, trunkMAC, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunk, far := xmit.Pipe(pool, nil)
+	if n, err := SendTraffic(far, pool, RouterMAC(1), true, 5); n != 5 || err != nil { // upstream: to the uplink, one batch
+		t.Fatalf("queued %d: %v", n, err)
+	}
+	up := &failingPort{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e := Poll(ctx, r, []xmit.Port{trunk, up}, nil, 8, nil, 0)
+	if up.sends != 1 || e.Send != 1 || e.Recv < 1 || !errors.Is(e.First, errFailing) {
+		t.Fatalf("%d sends: %+v", up.sends, e)
+	}
+	if pool.InUse() != 0 {
+		t.Fatalf("%d buffers leaked", pool.InUse())
+	}
+	var out strings.Builder
+	Result{Errors: e}.Report(&out)
+	if !strings.Contains(out.String(), "send 1 (first: failing port)") {
+		t.Fatalf("report:\n%s", out.String())
+	}
+}
+
+// lateSender is an empty port that, on its nth Recv, has frames queued on another port and ends
+// the context: the last frames arrive while the worker is in a pass that saw nothing yet.
+type lateSender struct {
+	xmit.Port
+	calls, at int
+	send      func()
+}
+
+func (p *lateSender) Recv(b *frame.Batch) (int, error) {
+	if p.calls++; p.calls == p.at {
+		p.send()
+	}
+	return p.Port.Recv(b)
+}
+
+// TestPollDrainsLateFrames: frames queued just before ctx ends, after the worker polled their port
+// in its current pass and after it has long been idle, are still forwarded before Poll returns.
+func TestPollDrainsLateFrames(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
+	trunkMAC := func(int) frame.MAC { return RouterMAC(1) } // one MAC for every VLAN, as SendTraffic wants
+	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, trunkMAC, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunk, far := xmit.Pipe(pool, nil)
+	upR, upFar := xmit.Pipe(pool, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	up := &lateSender{Port: upR, at: 20, send: func() {
+		if n, err := SendTraffic(far, pool, RouterMAC(1), true, 10); n != 10 || err != nil {
+			t.Errorf("queued %d: %v", n, err)
+		}
+		cancel()
+	}}
+	if e := Poll(ctx, r, []xmit.Port{trunk, up}, nil, 8, nil, 0); e.Recv+e.Send != 0 {
+		t.Fatal(e)
+	}
+	if rx := trunk.Stats().RxPackets; rx != 10 {
+		t.Fatalf("the worker received %d of the 10 frames queued before ctx ended", rx)
+	}
+	b := frame.NewBatch(16)
+	if n, _ := upFar.Recv(b); n != 10 {
+		t.Fatalf("%d of 10 frames forwarded", n)
+	}
+	b.Free()
+}

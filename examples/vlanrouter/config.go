@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+)
+
+// Config is the example's configuration.
+type Config struct {
+	Duration time.Duration
+	Interval time.Duration
+	VLANs    int
+	Batch    int
+	Rate     int
+	Bad      float64
+
+	// Real interfaces (Backend other than mem).
+	Backend    app.Backend
+	Trunk      string         // the trunk interface (VLANs 101..)
+	Uplink     string         // the untagged uplink
+	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
+	IPRoute    bool           //
+	Workers    int            // workers (sockets or queues per interface)
+	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
+	Pcap       string         // pcapng file of forwarded and dropped frames
+	PcapSample int            // capture every nth frame
+
+	ready func() // called once the ports are open and the workers (and generator) started (tests)
+}
+
+func defaultConfig() Config {
+	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
+		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
+}
+
+// Limits of the flags.
+const (
+	maxWorkers  = 64
+	maxBatch    = 1024
+	maxMemBatch = 512 // the in-memory generator keeps at most 1536 frames in flight, two batches at a time
+)
+
+// parseFlags parses and checks the command line; on error it has printed the reason and the usage.
+func parseFlags(args []string, stderr io.Writer) (Config, error) {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("vlanrouter", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := string(cfg.Backend)
+	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory ports, built-in generator), afpacket, afxdp")
+	fs.StringVar(&cfg.Trunk, "trunk", "", "trunk interface carrying the VLANs (afpacket, afxdp)")
+	fs.StringVar(&cfg.Uplink, "uplink", "", "untagged uplink interface (afpacket, afxdp)")
+	fs.StringVar(&cfg.Routes, "routes", "", "routes file: `a.b.c.d/len nexthop` lines (fib.Load; next hop 0 = uplink gateway, i = host on VLAN 100+i); default: 10.0.i.0/24 on VLAN 100+i, 0.0.0.0/0 upstream")
+	fs.BoolVar(&cfg.IPRoute, "iproute", false, "the -routes file is `ip -4 route show` output (dev uplink|<uplink ifname>|vlanNNN)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (1-64): AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
+	fs.Var(cfg.Neighbours, "nexthop", "static neighbour MACs: NAME=MAC[,...] with NAME uplink, vlanNNN, or trunk (every VLAN); default uplink=02:67:77:00:00:01, vlan(100+i)=02:68:6f:i:00:02")
+	fs.StringVar(&cfg.Pcap, "pcap", "", "write forwarded and dropped frames to this pcapng file (verdict in each packet's comment)")
+	fs.IntVar(&cfg.PcapSample, "pcap-sample", cfg.PcapSample, "capture every nth frame (1 or more)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")
+	fs.IntVar(&cfg.VLANs, "vlans", cfg.VLANs, "VLAN sub-interfaces on the trunk (1-200)")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "frames per batch (1-1024; in memory 1-512)")
+	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s per direction (0: as fast as the router takes them)")
+	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop, 0-1 (TTL 1, unknown VLAN, bad checksum)")
+	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (more than 0)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	fail := func(err error) (Config, error) {
+		fmt.Fprintln(stderr, "vlanrouter:", err)
+		fs.Usage()
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return fail(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	var err error
+	if cfg.Backend, err = app.ParseBackend(backend); err != nil {
+		return fail(err)
+	}
+	if err := cfg.check(); err != nil {
+		return fail(err)
+	}
+	return cfg, nil
+}
+
+// check validates the whole configuration, the routes file and the neighbours included.
+func (c *Config) check() error {
+	switch {
+	case c.Workers < 1 || c.Workers > maxWorkers:
+		return fmt.Errorf("-workers %d: want 1-%d", c.Workers, maxWorkers)
+	case c.Batch < 1 || c.Batch > maxBatch:
+		return fmt.Errorf("-batch %d: want 1-%d", c.Batch, maxBatch)
+	case c.Duration < 0:
+		return fmt.Errorf("-duration %v: want 0 (until Ctrl-C) or more", c.Duration)
+	case c.Interval <= 0:
+		return fmt.Errorf("-interval %v: want more than 0", c.Interval)
+	case c.VLANs < 1 || c.VLANs > 200:
+		return fmt.Errorf("-vlans %d: want 1-200", c.VLANs)
+	case c.Rate < 0:
+		return fmt.Errorf("-rate %d: want 0 (no limit) or more", c.Rate)
+	case !(c.Bad >= 0 && c.Bad <= 1): // NaN too
+		return fmt.Errorf("-bad %v: want a share from 0 to 1", c.Bad)
+	case c.PcapSample < 1:
+		return fmt.Errorf("-pcap-sample %d: want 1 (every frame) or more", c.PcapSample)
+	case c.IPRoute && c.Routes == "":
+		return errors.New("-iproute: says how to read the -routes file, and there is none")
+	}
+	if c.Backend == app.Mem {
+		switch {
+		case c.Trunk != "" || c.Uplink != "":
+			return errors.New("-trunk and -uplink are for -backend afpacket or afxdp; the in-memory ports are fixed")
+		case c.Workers != 1:
+			return fmt.Errorf("-workers %d: the in-memory network has one worker", c.Workers)
+		case c.Batch > maxMemBatch:
+			return fmt.Errorf("-batch %d: want 1-%d in memory (the generator keeps at most %d frames in flight)", c.Batch, maxMemBatch, 3*maxMemBatch)
+		}
+	} else {
+		switch {
+		case c.Trunk == "" || c.Uplink == "":
+			return fmt.Errorf("-backend %s needs -trunk and -uplink", c.Backend)
+		case c.Trunk == c.Uplink:
+			return fmt.Errorf("-trunk %s -uplink %s: the same interface twice; the trunk and the uplink are two interfaces", c.Trunk, c.Uplink)
+		}
+	}
+	_, _, err := buildRouter(*c, routerMAC, c.devNames())
+	return err
+}
+
+// devNames are the device names an `ip route` file may use besides uplink and vlanNNN: the
+// uplink's real name.
+func (c *Config) devNames() map[string]uint32 {
+	if c.Uplink == "" {
+		return nil
+	}
+	return map[string]uint32{c.Uplink: 0}
+}

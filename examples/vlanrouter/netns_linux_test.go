@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/internal/nettest"
+)
+
+// netnsScript runs ./netns.sh with PREFIX=prefix and fails t if it fails.
+func netnsScript(t *testing.T, prefix, cmd string) {
+	t.Helper()
+	c := exec.Command("sh", "./netns.sh", cmd)
+	c.Env = append(os.Environ(), "PREFIX="+prefix)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("PREFIX=%s ./netns.sh %s: %v\n%s", prefix, cmd, err, out)
+	}
+}
+
+// TestNetnsScript: netns.sh with a prefix of its own sets up twice in a row, the setup it describes
+// works (vlanrouter in the router namespace answers a ping from the upstream namespace to
+// 192.0.2.1 and sends time exceeded from it for TTL 1), and teardown leaves nothing of it.
+func TestNetnsScript(t *testing.T) {
+	nettest.RequirePriv(t)
+	if _, err := exec.LookPath("ping"); err != nil {
+		t.Skip("needs ping")
+	}
+	p := fmt.Sprintf("t%04x", os.Getpid()&0xffff)
+	t.Cleanup(func() {
+		netnsScript(t, p, "teardown")
+		if out, _ := exec.Command("ip", "netns", "list").Output(); bytes.Contains(out, []byte(p+"-")) {
+			t.Errorf("teardown left namespaces:\n%s", out)
+		}
+	})
+	netnsScript(t, p, "setup")
+	netnsScript(t, p, "setup") // again: what the first made is replaced
+
+	rtr, wan := &nettest.NS{Name: p + "-rtr"}, &nettest.NS{Name: p + "-wan"}
+	cfg := defaultConfig()
+	cfg.Backend, cfg.Trunk, cfg.Uplink = app.AFPacket, p+"-trunk", p+"-up"
+	cfg.Interval = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	cfg.ready = func() { close(started) }
+	var out bytes.Buffer
+	var tally app.Tally
+	var runErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	finished := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		defer close(finished)
+		runErr = rtr.Do(func() (err error) { tally, err = runReal(ctx, cfg, &out); return err })
+	}()
+	select {
+	case <-started:
+	case <-finished:
+		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("router did not start")
+	}
+	echo := wan.Exec(t, "ping", "-c", "1", "-W", "2", "192.0.2.1")
+	ttl, _ := exec.Command("ip", "netns", "exec", wan.Name, "ping", "-c", "1", "-W", "2", "-t", "1", "10.0.1.2").CombinedOutput()
+	cancel()
+	wg.Wait()
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	if !strings.Contains(echo, "1 received") {
+		t.Errorf("ping 192.0.2.1:\n%s", echo)
+	}
+	if !strings.Contains(string(ttl), "From 192.0.2.1") || !strings.Contains(string(ttl), "Time to live exceeded") {
+		t.Errorf("ping -t 1 10.0.1.2:\n%s", ttl)
+	}
+	if !tally.Balanced() || tally.Drops.Echoed == 0 || tally.Drops.ICMPErrors == 0 {
+		t.Errorf("counters: %+v\n%s", tally, out.String())
+	}
+}
