@@ -45,7 +45,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-pcap-sample", "0"}, "-pcap-sample 0"},
 		{[]string{"-nexthop", "vlan999=02:00:00:00:00:01"}, "-nexthop vlan999: no such interface"},
 		{[]string{"-routes", file("nh", "10.9.0.0/16 999\n")}, "next hop 999: no such next hop"},
-		{[]string{"-routes", file("hb", "10.1.2.3/16 1\n")}, "10.1.2.3/16: host bits set"},
+		{[]string{"-routes", file("hb", "10.1.2.3/16 1\n")}, "host bits set in 10.1.2.3/16"},
 		{[]string{"-iproute"}, "-iproute"},
 		{[]string{"-lag", "ab"}, `-lag "ab"`},
 		{[]string{"-lag", "xor", "-hash", "layer9"}, "-hash"},

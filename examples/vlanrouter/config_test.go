@@ -55,7 +55,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-nexthop", "uplink"}, "NAME=MAC"},
 		{[]string{"-nexthop", "uplink=zz"}, "bad MAC"},
 		{[]string{"-routes", file("nh", "10.9.0.0/16 999\n")}, "next hop 999: no such next hop"},
-		{[]string{"-routes", file("hb", "10.1.2.3/16 1\n")}, "10.1.2.3/16: host bits set"},
+		{[]string{"-routes", file("hb", "10.1.2.3/16 1\n")}, "host bits set in 10.1.2.3/16"},
 		{[]string{"-routes", filepath.Join(dir, "none")}, "-routes " + filepath.Join(dir, "none")},
 		{with("-iproute", "-routes", file("dev", "10.1.0.0/16 dev wlan0\n")), "wlan0"},
 		{[]string{"-iproute"}, "-iproute"},

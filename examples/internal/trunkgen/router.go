@@ -1,7 +1,6 @@
 package trunkgen
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -43,7 +42,6 @@ type Plan struct {
 var (
 	ErrNoInterface = errors.New("no such interface")
 	ErrNoNextHop   = errors.New("no such next hop")
-	ErrHostBits    = errors.New("host bits set")
 )
 
 // UplinkAddr is the router's address on the uplink; VLAN i's is 10.0.i.1/24.
@@ -56,8 +54,11 @@ var UplinkAddr = netip.MustParsePrefix("192.0.2.1/24")
 // more device names (the uplink's real interface name) to next hops, for an `ip route` file.
 //
 // It refuses, naming the flag: a VLAN count outside 1-200, a -nexthop name that is none of the
-// interfaces (ErrNoInterface), and in a routes file a prefix with host bits set (ErrHostBits), a
-// next hop beyond 0..VLANs (ErrNoNextHop) or a device that is none of the interfaces.
+// interfaces (ErrNoInterface), and in a routes file what fib's parsers refuse (a prefix with host
+// bits set among them: fib.ErrSyntax), a next hop beyond 0..VLANs (ErrNoNextHop) or a device that is
+// none of the interfaces. In an `ip route` file, blackhole, unreachable and prohibit routes lead to
+// a drop next hop (DropNextHop) and local routes are skipped (the router's own addresses are the
+// interfaces' Addrs).
 func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
 	if cfg.VLANs < 1 || cfg.VLANs > 200 {
 		return nil, nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
@@ -79,6 +80,7 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 	nexthops := new(fib.NextHops)
 	var changes []fib.Change
 	nexthops.Set(0, fib.NextHop{Ifindex: IfUplink, DstMAC: nb.Get("uplink", "", GatewayMAC)}) // nh 0: upstream
+	nexthops.Set(DropNextHop(cfg.VLANs), fib.NextHop{Flags: fib.NextHopDrop})
 	changes = append(changes, fib.Change{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0})
 	dev := map[string]uint32{"uplink": 0}
 	for k, v := range devNames {
@@ -113,6 +115,9 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 	return r, names, err
 }
 
+// DropNextHop is the next hop of blackhole, unreachable and prohibit routes: the one after the VLANs'.
+func DropNextHop(vlans int) uint32 { return uint32(vlans) + 1 }
+
 // neighbourName reports whether name is a -nexthop key: uplink, trunk, * or vlan101..vlan(100+vlans).
 func neighbourName(name string, vlans int) bool {
 	switch name {
@@ -141,12 +146,15 @@ func loadRoutes(cfg Plan, dev map[string]uint32) ([]fib.Route, error) {
 			return nil, err
 		}
 	}
-	if err := checkHostBits(data); err != nil {
-		return nil, err
-	}
 	var rs []fib.Route
 	if cfg.IPRoute {
 		rs, _, err = fib.ParseIPRoute(bytes.NewReader(data), func(h fib.IPRouteNextHop) (uint32, error) {
+			switch h.Flags() {
+			case fib.NextHopDrop:
+				return DropNextHop(cfg.VLANs), nil
+			case fib.NextHopLocal:
+				return 0, fib.ErrSkipRoute
+			}
 			if i, ok := dev[h.Dev]; ok {
 				return i, nil
 			}
@@ -159,34 +167,12 @@ func loadRoutes(cfg Plan, dev map[string]uint32) ([]fib.Route, error) {
 		return nil, err
 	}
 	for _, r := range rs {
-		if r.NextHop > uint32(cfg.VLANs) {
+		if r.NextHop > uint32(cfg.VLANs) && !(cfg.IPRoute && r.NextHop == DropNextHop(cfg.VLANs)) {
 			return nil, fmt.Errorf("%v to next hop %d: %w (0 is the upstream gateway, 1..%d the host on VLAN %d..%d)",
 				r.Prefix, r.NextHop, ErrNoNextHop, cfg.VLANs, VID(1), VID(cfg.VLANs))
 		}
 	}
 	return rs, nil
-}
-
-// checkHostBits refuses a prefix with host bits set anywhere in a routes file (fib's parsers mask
-// them off: 10.1.2.3/16 would silently be 10.1.0.0/16).
-func checkHostBits(data []byte) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
-		if i := bytes.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		for _, f := range bytes.Fields(line) {
-			if bytes.IndexByte(f, '/') < 0 {
-				continue
-			}
-			if p, err := netip.ParsePrefix(string(f)); err == nil && p != p.Masked() {
-				return fmt.Errorf("line %d: %s: %w (%v?)", n, f, ErrHostBits, p.Masked())
-			}
-		}
-	}
-	return sc.Err()
 }
 
 // Poll is the in-memory examples' worker: it polls ports, forwards every batch through r, and when

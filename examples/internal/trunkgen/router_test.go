@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -48,9 +49,9 @@ func TestBuildRouterRefuses(t *testing.T) {
 		{"nexthop eth0", Plan{VLANs: 20, Neighbours: app.Neighbours{"eth0": {2}}}, ErrNoInterface, "-nexthop eth0"},
 		{"next hop 999", Plan{VLANs: 20, Routes: file("nh", "10.0.0.0/8 0\n10.9.0.0/16 999\n")}, ErrNoNextHop, "next hop 999"},
 		{"next hop 21", Plan{VLANs: 20, Routes: file("nh21", "10.9.0.0/16 21\n")}, ErrNoNextHop, "next hop 21"},
-		{"host bits", Plan{VLANs: 20, Routes: file("hb", "# table\n10.1.2.3/16 1\n")}, ErrHostBits, "line 2: 10.1.2.3/16"},
-		{"host bits gzip", Plan{VLANs: 20, Routes: gz}, ErrHostBits, "line 2: 198.18.0.1/15"},
-		{"host bits ip route", Plan{VLANs: 20, IPRoute: true, Routes: file("hbip", "10.1.2.3/16 dev vlan101\n")}, ErrHostBits, "10.1.2.3/16"},
+		{"host bits", Plan{VLANs: 20, Routes: file("hb", "# table\n10.1.2.3/16 1\n")}, fib.ErrSyntax, "line 2: syntax error: host bits set in 10.1.2.3/16"},
+		{"host bits gzip", Plan{VLANs: 20, Routes: gz}, fib.ErrSyntax, "line 2: syntax error: host bits set in 198.18.0.1/15"},
+		{"host bits ip route", Plan{VLANs: 20, IPRoute: true, Routes: file("hbip", "10.1.2.3/16 dev vlan101\n")}, fib.ErrSyntax, "host bits set in 10.1.2.3/16"},
 		{"unknown device", Plan{VLANs: 20, IPRoute: true, Routes: file("dev", "10.1.0.0/16 dev wlan0\n")}, ErrNoInterface, "wlan0"},
 		{"missing file", Plan{VLANs: 20, Routes: filepath.Join(dir, "none")}, os.ErrNotExist, "-routes"},
 	} {
@@ -172,4 +173,24 @@ func TestPollDrainsLateFrames(t *testing.T) {
 		t.Fatalf("%d of 10 frames forwarded", n)
 	}
 	b.Free()
+}
+
+// TestIPRouteDropAndLocal: an `ip route` file's blackhole routes lead to the drop next hop, its
+// local routes are skipped, and unicast routes map by device.
+func TestIPRouteDropAndLocal(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r")
+	os.WriteFile(p, []byte("blackhole 203.0.113.0/24 proto static\nlocal 10.0.7.1 dev vlan107 proto kernel scope host src 10.0.7.1\n10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n"), 0o644)
+	rs, err := loadRoutes(Plan{VLANs: 20, IPRoute: true, Routes: p}, map[string]uint32{"vlan107": 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint32{"203.0.113.0/24": DropNextHop(20), "10.0.7.0/24": 7}
+	if len(rs) != len(want) {
+		t.Fatalf("routes %v", rs)
+	}
+	for _, r := range rs {
+		if nh, ok := want[r.Prefix.String()]; !ok || nh != r.NextHop {
+			t.Errorf("%v -> %d", r.Prefix, r.NextHop)
+		}
+	}
 }
