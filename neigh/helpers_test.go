@@ -67,7 +67,7 @@ func newRig(t testing.TB, edit ...func(*Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rx, err := frame.NewPool(&frame.PoolConfig{Buffers: 4096})
+	rx, err := frame.NewPool(&frame.PoolConfig{Buffers: 2048, BufSize: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,9 @@ func (r *rig) batch(port uint16, frames ...[]byte) *frame.Batch {
 	}
 	for i, d := range frames {
 		f := &b.Frames[i]
-		f.Resize(len(d))
+		if !f.Resize(len(d)) {
+			r.t.Fatalf("rx pool: no room for %d bytes", len(d))
+		}
 		copy(f.Data(b.Mem), d)
 		f.Port, f.L3 = port, frame.EtherLen
 	}

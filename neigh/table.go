@@ -565,12 +565,12 @@ const (
 
 // build turns the queued jobs into frames appended to out, allocated from the pool at once.
 func (t *Table) build(out *frame.Batch) {
-	got := 0
+	got, base := 0, 0
 	if out != nil {
 		t.mustOwn(out, "out")
 		got, _ = t.pool.Alloc(out, len(t.jobs))
+		base = len(out.Frames) - got
 	}
-	base := len(out.Frames) - got
 	mem := t.pool.Mem()
 	for k := range t.jobs {
 		j := &t.jobs[k]
@@ -720,6 +720,9 @@ func (t *Table) AddStatic(ifc uint16, addr netip.Addr, mac frame.MAC) error {
 	}
 	e := &t.ents[i]
 	old := e.state
+	if old.Valid() && mac != e.mac {
+		t.cnt.MACChanges++
+	}
 	e.mac, e.state, e.deadline, e.updated = mac, StatePermanent, never, t.now
 	t.resolved(i, old)
 	t.markDirty(i)
