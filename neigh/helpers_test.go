@@ -63,11 +63,17 @@ func testConfig() Config {
 // BaseReachable exactly (unless a test sets r.rnd).
 func newRig(t testing.TB, edit ...func(*Config)) *rig {
 	t.Helper()
-	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 4096})
+	return newRigPools(t, 4096, 2048, edit...)
+}
+
+// newRigPools is newRig with a table pool of bufs buffers and an input pool of rxBufs buffers.
+func newRigPools(t testing.TB, bufs, rxBufs int, edit ...func(*Config)) *rig {
+	t.Helper()
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: bufs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rx, err := frame.NewPool(&frame.PoolConfig{Buffers: 2048, BufSize: 4096})
+	rx, err := frame.NewPool(&frame.PoolConfig{Buffers: rxBufs, BufSize: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
