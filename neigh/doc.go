@@ -25,6 +25,12 @@
 // the neighbour has no valid MAC and its DstMAC once it has one, MAC changes included. Workers take
 // a view per batch, so they see it within one batch.
 //
+// Hosts of a connected subnet need no next hop each in advance: AddSubnet(idx, iface) makes the
+// subnet route's next hop idx one the table resolves by each frame's destination. Hold gives a
+// destination seen there a next hop of its own from Config.HostNextHops and a /32 route to it
+// (Config.Hosts; FIBHosts for a fib.Table), which the table removes again when the host stops
+// answering. Like any other next hop, a host's is re-confirmed each reachable time while it lives.
+//
 // # States
 //
 // The states and their transitions are Linux's (net/core/neighbour.c), with its default timers:

@@ -66,9 +66,14 @@ func FuzzInput(f *testing.F) {
 	f.Add([]byte{7, 0, 0, 4, 5, 0, 10, 1, 0, 2, 3, 4, 6, 0, 3, 3, 0, 0, 1, 1, 5, 0, 2, 40, 0, 4, 6, 200, 6, 200})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Small pools: the table's can run out (8 entries x 2 frames held, backlogs, out).
-		r := newRigPools(t, 48, 64, func(c *Config) { c.MaxEntries = 8; c.QueueFrames = 2; c.QueueBytes = 300 })
+		hosts := &hostRoutes{routes: map[netip.Addr]uint32{}}
+		r := newRigPools(t, 48, 64, func(c *Config) {
+			c.MaxEntries, c.QueueFrames, c.QueueBytes = 8, 2, 300
+			c.Hosts, c.HostNextHops = hosts, IndexRange{First: 100, Count: 4}
+		})
 		r.tab.AddNextHop(0, 0, hostN)
 		r.tab.AddNextHop(1, 1, host1)
+		r.tab.AddSubnet(2, 0) // held frames' destinations: their fill byte, four times
 		in := &fuzzReader{data}
 		var pending [][]byte
 		var meta [][2]uint16 // port, L3
@@ -138,8 +143,8 @@ func FuzzInput(f *testing.F) {
 				meta = append(meta, [2]uint16{uint16(in.next() % 3), 14})
 			case 4:
 				flush()
-			case 5: // a frame for next hop 0, 1 or 2 (not followed)
-				nh := uint32(in.next() % 3)
+			case 5: // a frame for next hop 0, 1, 2 (a subnet) or 3 (not followed)
+				nh := uint32(in.next() % 4)
 				b := r.held(nh, uint16(nh%2), 20+4*int(in.next()), in.next())
 				r.tab.Hold(b, r.out)
 				if len(b.Frames) != 0 || r.rx.InUse() != 0 {
@@ -158,7 +163,11 @@ func FuzzInput(f *testing.F) {
 				case 0:
 					r.tab.AddNextHop(uint32(k%4), uint16(k>>2%3), fuzzAddr(in.next()))
 				case 1:
-					r.tab.RemoveNextHop(uint32(k % 4))
+					if k&1 == 0 {
+						r.tab.RemoveNextHop(uint32(k >> 1 % 4))
+					} else {
+						r.tab.AddSubnet(uint32(k>>1%4), uint16(k>>3%3))
+					}
 				case 2:
 					r.tab.AddStatic(uint16(k%3), fuzzAddr(in.next()), fuzzMAC(in.next()))
 				case 3:
@@ -168,6 +177,22 @@ func FuzzInput(f *testing.F) {
 				}
 			}
 			r.checkConserved()
+			// Every host route leads to the next hop of its host's entry.
+			ents := r.tab.Entries()
+			hostHops := 0
+			for _, e := range ents {
+				for _, nh := range e.NextHops {
+					if nh >= 100 {
+						hostHops++
+						if hosts.routes[e.Addr] != nh {
+							t.Fatalf("entry %+v, routes %v", e, hosts.routes)
+						}
+					}
+				}
+			}
+			if hostHops != len(hosts.routes) {
+				t.Fatalf("%d host next hops, routes %v", hostHops, hosts.routes)
+			}
 		}
 		flush()
 		r.at(now + time.Hour)

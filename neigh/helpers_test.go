@@ -259,7 +259,7 @@ func (r *rig) checkConserved() {
 		r.t.Fatalf("table pool: %d buffers in use, %d accounted for", got, want)
 	}
 	c := tab.Counters()
-	if c.HoldIn != c.Held+c.HoldNoNeighbour+c.HoldTooBig+c.HoldNoBuffer {
+	if c.HoldIn != c.Held+c.HoldNoNeighbour+c.HoldNoHost+c.HoldTooBig+c.HoldNoBuffer {
 		r.t.Fatalf("Hold counters do not add up: %+v", c)
 	}
 	if c.Held != c.Ready+c.Failed+c.QueueOverflow+c.BacklogOverflow+uint64(held+backlog) {

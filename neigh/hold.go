@@ -8,8 +8,11 @@ import "github.com/wirespeed/wirespeed/frame"
 // owner (unresolved is empty afterwards), and appends a broadcast request to out (a batch of the
 // table's pool) for a neighbour whose request is due: the first at once, then one per Retrans.
 //
-// A frame whose next hop was never added (AddNextHop), that is larger than QueueBytes or than a
-// pool buffer, or for which the pool has no buffer, is dropped and counted. A queue that is full,
+// A frame for a subnet's next hop (AddSubnet) is held for its IPv4 destination, which becomes a
+// host with its own next hop and /32 route. A frame whose next hop is neither (HoldNoNeighbour),
+// for a subnet but without an IPv4 destination the table can resolve or room for it (HoldNoHost),
+// larger than QueueBytes or than a pool buffer (HoldTooBig), or for which the pool has no buffer
+// (HoldNoBuffer), is dropped and counted. A queue that is full,
 // in frames or bytes, drops its oldest frames to make room. A FAILED neighbour starts resolving
 // again (INCOMPLETE), as Linux's does when traffic comes. A neighbour that is already valid (the
 // worker read an older next-hop view) takes the frame straight to the ready backlog.
@@ -32,15 +35,27 @@ func (t *Table) Hold(unresolved *frame.Batch, out *frame.Batch) {
 	for k := range unresolved.Frames {
 		f := &unresolved.Frames[k]
 		t.cnt.HoldIn++
-		i, ok := t.bound[f.Meta]
-		switch {
-		case !ok:
-			t.cnt.HoldNoNeighbour++
-			continue
-		case int(f.Len) > room || int(f.Len) > t.c.QueueBytes:
+		if int(f.Len) > room || int(f.Len) > t.c.QueueBytes {
 			t.cnt.HoldTooBig++
 			continue
-		case used == got:
+		}
+		i, ok := t.bound[f.Meta]
+		if !ok {
+			ifc, subnet := t.subnets[f.Meta]
+			if !subnet {
+				t.cnt.HoldNoNeighbour++
+				continue
+			}
+			if used == got {
+				t.cnt.HoldNoBuffer++
+				continue
+			}
+			if i, ok = t.glean(f.Data(src), int(f.L3), ifc, f.Meta); !ok {
+				t.cnt.HoldNoHost++
+				continue
+			}
+		}
+		if used == got {
 			t.cnt.HoldNoBuffer++
 			continue
 		}
@@ -51,8 +66,12 @@ func (t *Table) Hold(unresolved *frame.Batch, out *frame.Batch) {
 		c.Flags, c.TPID, c.TCI, c.Port, c.Out, c.L3, c.Meta = f.Flags, f.TPID, f.TCI, f.Port, f.Out, f.L3, f.Meta
 		t.cnt.Held++
 
+		host := t.ents[i].host
 		t.run(i) // the timers due by now first
 		e := &t.ents[i]
+		if _, ok := t.subnets[e.via]; host && !e.host && ok {
+			t.makeHost(i, e.via) // it failed just now: traffic makes it a host again
+		}
 		switch e.state {
 		case StateFailed:
 			t.enterIncomplete(i)

@@ -110,7 +110,7 @@ func (t *Table) arp(ifc uint16, d []byte, l3 int) {
 		case !t.onLink(int(ifc), p.spa):
 			t.cnt.NotOnLink++
 		default:
-			if i, ok := t.create(k, false); ok {
+			if i, ok := t.create(k, false, false); ok {
 				t.cnt.Learned++
 				t.update(i, p.sha, false)
 			} else {

@@ -54,7 +54,7 @@ type Entry struct {
 // Counters count everything a Table did. Each ARP frame Input takes is counted in ARPIn and in
 // exactly one of Requests, Replies, Updates, Ignored, Malformed, BadSender, Looped, Conflicts and
 // NoIface. Each frame Hold is given is counted in HoldIn and in exactly one of Held, HoldNoNeighbour,
-// HoldTooBig and HoldNoBuffer; each held frame then leaves in exactly one of Ready, Failed,
+// HoldNoHost, HoldTooBig and HoldNoBuffer; each held frame then leaves in exactly one of Ready, Failed,
 // QueueOverflow and BacklogOverflow, or is still queued (Entries' Held plus the backlogs Poll has not
 // emptied yet).
 type Counters struct {
@@ -81,7 +81,8 @@ type Counters struct {
 	// Hold, by outcome.
 	HoldIn          uint64 // frames given to Hold
 	Held            uint64 // copied into a hold queue (or, for a neighbour already resolved, straight into the ready backlog)
-	HoldNoNeighbour uint64 // Frame.Meta is no next hop added with AddNextHop
+	HoldNoNeighbour uint64 // Frame.Meta is no next hop added with AddNextHop or AddSubnet
+	HoldNoHost      uint64 // for a subnet, but no entry for its destination: not IPv4, not a host address, table full, host next hops used up, Hosts refused the route
 	HoldTooBig      uint64 // larger than QueueBytes or than a pool buffer
 	HoldNoBuffer    uint64 // the pool had no buffer for the copy
 
@@ -98,10 +99,14 @@ type Counters struct {
 	GenNoBuffer   uint64 // replies, requests and announcements not sent: no pool buffer or no room in out
 
 	// Entries.
-	Created    uint64 // entries created (Learned, AddNextHop, AddStatic)
-	Resolved   uint64 // entries that went from INCOMPLETE or FAILED to a valid state
-	Failures   uint64 // entries that went to FAILED
-	Evicted    uint64 // entries without next hops removed to make room for one that has (or a static one)
-	Collected  uint64 // STALE and FAILED entries without next hops removed after GCStale
-	NextHopPub uint64 // next-hop table updates published (one per call that changed something)
+	Created   uint64 // entries created (Learned, AddNextHop, AddStatic)
+	Resolved  uint64 // entries that went from INCOMPLETE or FAILED to a valid state
+	Failures  uint64 // entries that went to FAILED
+	Evicted   uint64 // entries without next hops removed to make room for one that has (or a static one)
+	Collected uint64 // STALE and FAILED entries without next hops removed after GCStale
+
+	// Hosts of connected subnets (AddSubnet).
+	Hosts        uint64 // hosts given a host next hop and a /32 route
+	HostsRemoved uint64 // host next hops and routes removed (the host failed, or was deleted or evicted)
+	NextHopPub   uint64 // next-hop table updates published (one per call that changed something)
 }

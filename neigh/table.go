@@ -56,6 +56,17 @@ type Config struct {
 	Now func() time.Time
 	// Rand draws the reachable time's randomisation; nil: math/rand/v2.Uint64.
 	Rand func() uint64
+	// Hosts and HostNextHops let the table resolve hosts of connected subnets (AddSubnet): each
+	// host it resolves gets a next-hop index of HostNextHops, which the table owns, and a /32 route
+	// to it added through Hosts. Both unset: AddSubnet fails.
+	Hosts        HostRoutes
+	HostNextHops IndexRange
+}
+
+// IndexRange is a range of next-hop indices: First to First+Count-1.
+type IndexRange struct {
+	First uint32
+	Count int
 }
 
 // Sentinel errors. Compare with errors.Is.
@@ -89,8 +100,11 @@ type entry struct {
 	dirty    bool // in t.dirty: its next hops may need publishing
 	pubValid bool // whether the next hops were last published resolved
 	nh       []uint32
-	deadline int64 // the next timer event, in clock nanoseconds; never: none
-	updated  int64 // when the state or MAC last changed
+	host     bool   // resolved through a subnet next hop (AddSubnet): it has a host next hop and route
+	hostNH   uint32 // that next hop, one of nh
+	via      uint32 // the subnet next hop
+	deadline int64  // the next timer event, in clock nanoseconds; never: none
+	updated  int64  // when the state or MAC last changed
 	q0, qn   int
 	qBytes   int
 }
@@ -127,21 +141,23 @@ type Table struct {
 	epoch  time.Time
 	now    int64 // the current call's clock reading
 
-	byKey   map[key]int32
-	ents    []entry
-	free    []int32
-	queue   []frame.Frame
-	bound   map[uint32]int32 // next-hop index -> entry
-	next    int64            // no entry has a deadline before it
-	ready   fifo
-	failed  fifo
-	jobs    []job
-	dirty   []int32
-	changes []fib.NextHopChange
-	arpTmp  []frame.Frame // Input: ARP frames to release
-	rel     []frame.Frame // pool frames to release at the end of the call
-	bufs    *frame.Batch  // Hold: fresh buffers
-	cnt     Counters
+	byKey    map[key]int32
+	ents     []entry
+	free     []int32
+	queue    []frame.Frame
+	bound    map[uint32]int32  // next-hop index -> entry
+	subnets  map[uint32]uint16 // subnet next-hop index -> interface
+	hostFree idxRing           // free host next-hop indices
+	next     int64             // no entry has a deadline before it
+	ready    fifo
+	failed   fifo
+	jobs     []job
+	dirty    []int32
+	changes  []fib.NextHopChange
+	arpTmp   []frame.Frame // Input: ARP frames to release
+	rel      []frame.Frame // pool frames to release at the end of the call
+	bufs     *frame.Batch  // Hold: fresh buffers
+	cnt      Counters
 }
 
 // New returns a table for cfg's interfaces. A nil cfg means defaults (and no interfaces).
@@ -183,6 +199,9 @@ func New(cfg *Config) (*Table, error) {
 		return nil, fmt.Errorf("%w: pool buffers leave %d bytes after the headroom, ARP frames need %d",
 			ErrConfig, c.Pool.BufSize()-c.Pool.Headroom(), frameLen)
 	}
+	if h := c.HostNextHops; h.Count < 0 || uint64(h.First)+uint64(h.Count) > uint64(fib.MaxNextHop)+1 {
+		return nil, fmt.Errorf("%w: host next hops %d-%d beyond %d", ErrConfig, h.First, int64(h.First)+int64(h.Count)-1, fib.MaxNextHop)
+	}
 	if len(c.Ifaces) > 0x10000 {
 		return nil, fmt.Errorf("%w: %d interfaces", ErrConfig, len(c.Ifaces))
 	}
@@ -221,6 +240,11 @@ func New(cfg *Config) (*Table, error) {
 	n := c.MaxEntries
 	t.byKey = make(map[key]int32, n)
 	t.bound = make(map[uint32]int32)
+	t.subnets = make(map[uint32]uint16)
+	t.hostFree.buf = make([]uint32, c.HostNextHops.Count)
+	for k := range c.HostNextHops.Count {
+		t.hostFree.push(c.HostNextHops.First + uint32(k))
+	}
 	t.ents = make([]entry, n)
 	t.free = make([]int32, n)
 	for i := range t.free {
@@ -304,9 +328,10 @@ func (t *Table) checkAddr(ifc uint16, addr netip.Addr) (key, error) {
 }
 
 // create makes an entry for k in state NONE. A full table makes room by evicting an entry no next
-// hop uses when evict is set, and otherwise reports false.
-func (t *Table) create(k key, evict bool) (int32, bool) {
-	if len(t.free) == 0 && (!evict || !t.evictOne()) {
+// hop uses (with hosts set, also a subnet's host that no other next hop uses), and otherwise
+// reports false.
+func (t *Table) create(k key, evict, hosts bool) (int32, bool) {
+	if len(t.free) == 0 && (!evict || !t.evictOne(hosts)) {
 		return 0, false
 	}
 	i := t.free[len(t.free)-1]
@@ -319,13 +344,14 @@ func (t *Table) create(k key, evict bool) (int32, bool) {
 	return i, true
 }
 
-// evictOne removes the entry without next hops, other than a permanent one, that changed longest
-// ago. It reports false when there is none.
-func (t *Table) evictOne() bool {
+// evictOne removes the entry without next hops (with hosts set, or only its host next hop), other
+// than a permanent one, that changed longest ago. It reports false when there is none.
+func (t *Table) evictOne(hosts bool) bool {
 	best := int32(-1)
 	for i := range t.ents {
 		e := &t.ents[i]
-		if e.live && len(e.nh) == 0 && e.state != StatePermanent && (best < 0 || e.updated < t.ents[best].updated) {
+		free := len(e.nh) == 0 || (hosts && e.host && len(e.nh) == 1)
+		if e.live && free && e.state != StatePermanent && (best < 0 || e.updated < t.ents[best].updated) {
 			best = int32(i)
 		}
 	}
@@ -337,9 +363,11 @@ func (t *Table) evictOne() bool {
 	return true
 }
 
-// remove deletes entry i, which no next hop uses; its held frames go to the failed backlog.
+// remove deletes entry i, which no next hop other than its host next hop uses; its held frames go
+// to the failed backlog.
 func (t *Table) remove(i int32) {
 	t.flushQueue(i, &t.failed)
+	t.dropHost(i)
 	e := &t.ents[i]
 	delete(t.byKey, e.key)
 	e.live, e.state, e.deadline = false, StateNone, never
@@ -405,6 +433,7 @@ func (t *Table) enterFailed(i int32) {
 	e.state, e.updated = StateFailed, t.now
 	t.cnt.Failures++
 	t.flushQueue(i, &t.failed)
+	t.dropHost(i)
 	t.setTimer(e, t.now+int64(t.c.GCStale))
 	t.markDirty(i)
 }
@@ -638,8 +667,8 @@ func (t *Table) AddNextHop(idx uint32, ifc uint16, addr netip.Addr) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.now = t.clock()
-	if idx > fib.MaxNextHop {
-		return fmt.Errorf("%w: %d", ErrNextHop, idx)
+	if err := t.checkIndex(idx); err != nil {
+		return err
 	}
 	k, err := t.checkAddr(ifc, addr)
 	if err != nil {
@@ -651,39 +680,47 @@ func (t *Table) AddNextHop(idx uint32, ifc uint16, addr netip.Addr) error {
 		}
 		t.unbind(idx, old)
 	}
+	if _, ok := t.subnets[idx]; ok {
+		t.dropSubnet(idx)
+	}
 	i, ok := t.byKey[k]
 	if !ok {
-		if i, ok = t.create(k, true); !ok {
+		if i, ok = t.create(k, true, true); !ok {
 			t.finish(nil)
 			return fmt.Errorf("%w: %d entries, every one used by a next hop or static", ErrTableFull, len(t.ents))
 		}
 		t.enterIncomplete(i)
 	}
-	e := &t.ents[i]
-	pos, _ := slices.BinarySearch(e.nh, idx)
-	e.nh = slices.Insert(e.nh, pos, idx)
-	t.bound[idx] = i
-	switch e.state {
+	switch e := &t.ents[i]; e.state {
 	case StateStale:
 		t.enterDelay(i)
 	case StateFailed:
 		t.enterIncomplete(i)
 	}
-	t.changes = append(t.changes[:0], fib.NextHopChange{Index: idx, Entry: t.hop(e)})
-	t.nhs.Apply(t.changes)
-	t.cnt.NextHopPub++
+	t.bind(i, idx)
 	t.finish(nil)
 	return nil
 }
 
+// bind makes next hop idx follow entry i and writes it.
+func (t *Table) bind(i int32, idx uint32) {
+	e := &t.ents[i]
+	pos, _ := slices.BinarySearch(e.nh, idx)
+	e.nh = slices.Insert(e.nh, pos, idx)
+	t.bound[idx] = i
+	t.nhs.Set(idx, t.hop(e))
+	t.cnt.NextHopPub++
+}
+
 // RemoveNextHop stops the table writing next hop idx; the entry of the next-hop table is left as
 // it is (its owner deletes or reuses it). A neighbour no next hop uses any more is collected once it
-// is STALE or FAILED for GCStale.
+// is STALE or FAILED for GCStale. Host next hops (AddSubnet) are the table's own: RemoveNextHop
+// leaves them alone.
 func (t *Table) RemoveNextHop(idx uint32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.now = t.clock()
-	if i, ok := t.bound[idx]; ok {
+	if i, ok := t.bound[idx]; ok && t.checkIndex(idx) == nil {
 		t.unbind(idx, i)
 	}
 	t.finish(nil)
@@ -713,7 +750,7 @@ func (t *Table) AddStatic(ifc uint16, addr netip.Addr, mac frame.MAC) error {
 	}
 	i, ok := t.byKey[k]
 	if !ok {
-		if i, ok = t.create(k, true); !ok {
+		if i, ok = t.create(k, true, true); !ok {
 			t.finish(nil)
 			return fmt.Errorf("%w: %d entries, every one used by a next hop or static", ErrTableFull, len(t.ents))
 		}
@@ -745,6 +782,7 @@ func (t *Table) Delete(ifc uint16, addr netip.Addr) error {
 	if !ok {
 		return fmt.Errorf("%w: %v on interface %d", ErrNotFound, addr, ifc)
 	}
+	t.dropHost(i)
 	if len(t.ents[i].nh) == 0 {
 		t.remove(i)
 	} else {
