@@ -20,6 +20,11 @@
 // be forwarded again; failed receives the held frames of neighbours that failed, for the caller to
 // answer with ICMP host unreachable. All three are batches of the table's pool.
 //
+// The frames of ready were classified already: Frame.Port is the logical interface, not the
+// physical port, and an out-of-band VLAN tag was consumed (its VID is in no byte any more). They
+// go back through a stage entry that takes classified frames as they are; Process on their
+// physical port classifies them again correctly only when their tags are in the bytes.
+//
 // The workers learn of resolution through fib.NextHops: AddNextHop(idx, iface, addr) makes next
 // hop idx follow the neighbour, and the table writes the entry whole, fib.NextHopUnresolved while
 // the neighbour has no valid MAC and its DstMAC once it has one, MAC changes included. Workers take
@@ -47,6 +52,9 @@
 //	            again.
 //	PERMANENT   static (AddStatic): never changes.
 //
+// Timers run in Poll (and, for the neighbour a frame is held for, in Hold). A timer found late
+// runs then, and the next one counts from then: a late Poll sends one request, not a burst.
+//
 // REACHABLE, STALE, DELAY, PROBE and PERMANENT are valid: their next hops carry the MAC. A reply
 // addressed to us moves any non-permanent entry to REACHABLE; other news of a neighbour (see
 // Learning) moves it to STALE, or keeps its state when its MAC is unchanged.
@@ -57,8 +65,8 @@
 // it goes on to DELAY at once (so, at each reachable-time expiry, the DELAY-PROBE cycle re-confirms
 // it with unicast probes while its next hops stay usable, as Linux does for a neighbour in steady
 // use, at a cost of one to UcastProbes requests per reachable time). Only entries that no next hop
-// follows (learned from requests) rest in STALE, and they are collected GCStale later. Hold on a
-// STALE entry, which a next hop added later can meet, moves it to DELAY too. A FAILED entry that
+// follows (learned from requests) rest in STALE, and they are collected GCStale later (one that a
+// subnet's traffic makes a host moves on to DELAY with its first held frame). A FAILED entry that
 // next hops follow tries again (INCOMPLETE) on the next Hold for it, or GCStale after it failed
 // when no traffic is held (fwd without HoldUnresolved), so that a gateway that went away is found
 // again when it returns.
@@ -98,6 +106,7 @@
 // Input, Hold and Poll allocate nothing per frame: entries, hold queues and backlogs are arrays
 // sized by New, generated frames and copies are taken from the pool once per call, and the
 // next-hop table is written once per call that changed a neighbour's validity or MAC (which copies
-// it: fib.NextHops is RCU-style). Every method takes the table's mutex; they are called once per
+// it: fib.NextHops is RCU-style), as is the route table when a subnet's host gets or loses its
+// route. Every method takes the table's mutex; they are called once per
 // batch with the local and unresolved batches, never per forwarded frame, and from an idle loop.
 package neigh
