@@ -13,6 +13,7 @@ import (
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/neigh"
 	"github.com/wirespeed/wirespeed/vlan"
 )
 
@@ -67,13 +68,6 @@ func memHostMAC(p int) frame.MAC { return frame.MAC{0x02, 0x68, 0x6f, 0x73, 0x74
 
 // memRouterMAC is the router's MAC on in-memory port p.
 func memRouterMAC(p int) frame.MAC { return frame.MAC{0x02, 0x77, 0x73, 0x72, 0x74, byte(p)} }
-
-func memNeighbours() []Neighbour {
-	return []Neighbour{
-		{Addr: netip.MustParseAddr("10.0.1.2"), MAC: memHostMAC(0)},
-		{Addr: netip.MustParseAddr("10.0.2.2"), MAC: memHostMAC(1)},
-	}
-}
 
 // portsFlag, neighFlag and routeFlag parse the repeatable flags.
 type portsFlag struct{ c *Config }
@@ -180,58 +174,91 @@ func (c *Config) check() error {
 	return nil
 }
 
-// build makes the router: interface i is port i, untagged. Next hops: i (0..ports-1) stands for an
-// unresolved host on port i's subnet (dropped: this router resolves no neighbours, so every host it
-// sends to needs a -neigh entry); ports+j is neighbour j. Routes: each port's subnet to its
-// unresolved next hop, each neighbour's /32 to its entry, each -route to its gateway's entry.
-func build(c Config, macs []frame.MAC, pool *frame.Pool) (*fwd.Router, error) {
+// hostNextHops are the next-hop indices the neighbour table gives hosts of connected subnets.
+var hostNextHops = neigh.IndexRange{First: 1 << 15, Count: 1 << 14}
+
+// parts is a router built from a Config: the forwarding stage, the neighbour table beside it, and
+// the VLAN demux both send through.
+type parts struct {
+	router *fwd.Router
+	table  *neigh.Table
+	demux  *vlan.Demux
+}
+
+// build makes the router: interface i is port i, untagged, with next hop i for its connected
+// subnet, whose hosts the neighbour table resolves by ARP (each gets a /32 route to a next hop of
+// its own); -neigh entries are permanent; -route j goes to next hop ports+j, the gateway's, which the
+// table resolves too.
+func build(c Config, macs []frame.MAC, pool *frame.Pool) (*parts, error) {
 	n := len(c.Ports)
+	if pool == nil {
+		var err error
+		if pool, err = frame.NewPool(&frame.PoolConfig{Buffers: 1024}); err != nil {
+			return nil, err
+		}
+	}
 	demux := vlan.NewDemux(n, vlan.Parser{})
 	ifaces := make([]fwd.Iface, n)
+	nifs := make([]neigh.Iface, n)
 	nh := new(fib.NextHops)
-	var changes []fib.Change
-	var hops []fib.NextHopChange
+	routes := fib.New()
 	for i, p := range c.Ports {
 		if err := demux.Add(vlan.Interface{ID: uint16(i), Port: uint16(i)}); err != nil {
 			return nil, err
 		}
 		ifaces[i] = fwd.Iface{Name: p.Name, MAC: macs[i], MTU: p.MTU, Addrs: []netip.Prefix{p.Addr}}
-		hops = append(hops, fib.NextHopChange{Index: uint32(i), Entry: fib.NextHop{Ifindex: uint16(i), Flags: fib.NextHopUnresolved}})
-		changes = append(changes, fib.Change{Prefix: p.Addr.Masked(), NextHop: uint32(i)})
+		nifs[i] = neigh.Iface{MAC: macs[i], Addrs: []netip.Prefix{p.Addr}}
 	}
-	byAddr := map[netip.Addr]uint32{}
-	for j, nb := range c.Neigh {
-		port := -1
+	table, err := neigh.New(&neigh.Config{Ifaces: nifs, NextHops: nh, Pool: pool, Hosts: neigh.FIBHosts(routes), HostNextHops: hostNextHops})
+	if err != nil {
+		return nil, err
+	}
+	portOf := func(a netip.Addr) int {
 		for i, p := range c.Ports {
-			if p.Addr.Contains(nb.Addr) {
-				port = i
-				break
+			if p.Addr.Contains(a) {
+				return i
 			}
 		}
+		return -1
+	}
+	for i, p := range c.Ports {
+		if err := routes.Insert(p.Addr.Masked(), uint32(i)); err != nil {
+			return nil, err
+		}
+		if err := table.AddSubnet(uint32(i), uint16(i)); err != nil {
+			return nil, err
+		}
+	}
+	seen := map[netip.Addr]bool{}
+	for _, nb := range c.Neigh {
+		port := portOf(nb.Addr)
 		if port < 0 {
 			return nil, fmt.Errorf("-neigh %v: on none of the ports' subnets", nb.Addr)
 		}
-		if _, dup := byAddr[nb.Addr]; dup {
+		if seen[nb.Addr] {
 			return nil, fmt.Errorf("-neigh %v given twice", nb.Addr)
 		}
-		idx := uint32(n + j)
-		byAddr[nb.Addr] = idx
-		hops = append(hops, fib.NextHopChange{Index: idx, Entry: fib.NextHop{Ifindex: uint16(port), DstMAC: nb.MAC}})
-		changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(nb.Addr, 32), NextHop: idx})
-	}
-	for _, r := range c.Routes {
-		idx, ok := byAddr[r.Via]
-		if !ok {
-			return nil, fmt.Errorf("-route %v via %v: the gateway needs a -neigh entry (this router resolves no neighbours)", r.Prefix, r.Via)
+		seen[nb.Addr] = true
+		if err := table.AddStatic(uint16(port), nb.Addr, nb.MAC); err != nil {
+			return nil, fmt.Errorf("-neigh %v: %w", nb.Addr, err)
 		}
-		changes = append(changes, fib.Change{Prefix: r.Prefix, NextHop: idx})
 	}
-	if err := nh.Apply(hops); err != nil {
+	for j, r := range c.Routes {
+		port := portOf(r.Via)
+		if port < 0 {
+			return nil, fmt.Errorf("-route %v via %v: the gateway is on none of the ports' subnets", r.Prefix, r.Via)
+		}
+		idx := uint32(n + j)
+		if err := table.AddNextHop(idx, uint16(port), r.Via); err != nil {
+			return nil, fmt.Errorf("-route %v via %v: %w", r.Prefix, r.Via, err)
+		}
+		if err := routes.Insert(r.Prefix, idx); err != nil {
+			return nil, err
+		}
+	}
+	router, err := fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nh, Pool: pool, HoldUnresolved: true})
+	if err != nil {
 		return nil, err
 	}
-	routes := fib.New()
-	if err := routes.Apply(changes); err != nil {
-		return nil, err
-	}
-	return fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nh, Pool: pool})
+	return &parts{router: router, table: table, demux: demux}, nil
 }

@@ -1,21 +1,20 @@
 // Command router is a plain IPv4 router on untagged ports, the simplest wirespeed forwarder to copy:
-// the fwd stage between N interfaces, with static neighbours and routes.
+// the fwd stage between N interfaces, neighbours resolved by ARP (package neigh), static routes.
 //
 // With no flags it runs on two in-memory ports (10.0.1.1/24 and 10.0.2.1/24) with a host on each
-// that sends UDP to the other, pings the router, sends packets with TTL 1, to unroutable and
-// unresolved addresses, and larger than the MTU; it prints packet rates every second and exits
+// that answers ARP, sends UDP to the other, pings the router, sends packets with TTL 1, to
+// unroutable addresses and to a host that is not there, and larger than the MTU; it prints packet rates every second and exits
 // after -duration with final counters and an accounting check of every frame the hosts received.
 //
 // With -backend afpacket or afxdp it routes between real interfaces:
 //
 //	router -backend afpacket -port veth0,10.0.1.1/24 -port veth1,10.0.2.1/24,mtu=1400 \
-//	    -neigh 10.0.1.2=02:00:00:00:01:02 -neigh 10.0.2.2=02:00:00:00:02:02 \
 //	    -route 0.0.0.0/0,via=10.0.2.2 -duration 0
 //
 // Each -port is an interface with the router's address and subnet on it (and an MTU); the router
 // answers pings to its addresses, sends ICMP errors (time exceeded, unreachable, fragmentation
-// needed) from them and fragments what does not fit. It resolves no neighbours: every host or
-// gateway it sends to needs a -neigh entry. See README.md.
+// needed) from them and fragments what does not fit. -neigh IP=MAC adds a permanent neighbour.
+// See README.md.
 package main
 
 import (
@@ -69,8 +68,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	backend := string(cfg.Backend)
 	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (two in-memory ports, built-in hosts), afpacket, afxdp")
 	fs.Var(portsFlag{&cfg}, "port", "an interface: `NAME,ADDR/LEN[,mtu=N]` (repeat for each; afpacket, afxdp)")
-	fs.Var(neighFlag{&cfg}, "neigh", "a static neighbour: `IP=MAC` (repeat for each)")
-	fs.Var(routeFlag{&cfg}, "route", "a route: `PREFIX,via=GATEWAY` (repeat for each; the gateway needs a -neigh entry)")
+	fs.Var(neighFlag{&cfg}, "neigh", "a permanent neighbour: `IP=MAC` (repeat for each; the others are resolved by ARP)")
+	fs.Var(routeFlag{&cfg}, "route", "a route: `PREFIX,via=GATEWAY` (repeat for each; the gateway is resolved by ARP)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers: AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "frames per batch (1-1024)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/frame"
-	"github.com/wirespeed/wirespeed/fwd"
 )
 
 func memMACs(n int) []frame.MAC {
@@ -34,11 +33,11 @@ func TestMemRun(t *testing.T) {
 		t.Fatalf("accounting mismatch: %+v\n%s", r, out.String())
 	}
 	s := r.Sink
-	if s.UDP == 0 || s.Fragments == 0 || s.TimeExceeded == 0 || s.Unreachable == 0 || s.EchoReplies == 0 {
+	if s.UDP == 0 || s.Fragments == 0 || s.TimeExceeded == 0 || s.Unreachable == 0 || s.EchoReplies == 0 || s.ARP == 0 || s.ARPReplies == 0 {
 		t.Fatalf("a kind of frame never came back: %+v", s)
 	}
-	if c := r.Stage; c.Drops[fwd.DropUnresolved] == 0 {
-		t.Fatalf("no unresolved drops: %+v", c)
+	if n := r.Neigh; n.Held == 0 || n.Ready == 0 || n.ARPIn == 0 {
+		t.Fatalf("neighbours not resolved by ARP: %+v", n)
 	}
 	if !strings.Contains(out.String(), "accounting: ok") {
 		t.Fatalf("output:\n%s", out.String())
@@ -94,7 +93,7 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{[]string{"-neigh", "192.168.9.9=02:00:00:00:00:01"}, "none of the ports' subnets"},
 		{[]string{"-neigh", "10.0.2.2=02:00:00:00:00:01", "-neigh", "10.0.2.2=02:00:00:00:00:02"}, "given twice"},
-		{[]string{"-route", "0.0.0.0/0,via=10.0.2.7"}, "needs a -neigh entry"},
+		{[]string{"-route", "0.0.0.0/0,via=192.168.7.7"}, "on none of the ports' subnets"},
 	} {
 		args := append([]string{"-backend", "afpacket", "-port", "a,10.0.1.1/24", "-port", "b,10.0.2.1/24"}, c.args...)
 		cfg, err := parseFlags(args, &bytes.Buffer{})

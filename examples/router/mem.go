@@ -14,6 +14,7 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/neigh"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -24,7 +25,7 @@ const (
 	kindTTL1              // TTL 1: ICMP time exceeded from the router (rate-limited)
 	kindEcho              // an echo request to the router's address: answered
 	kindBig               // 1700 bytes, DF clear, to the other host: two fragments
-	kindUnresolved        // to .9 on the other subnet, a host without a -neigh entry: dropped
+	kindUnresolved        // to .9 on the other subnet, where no host answers ARP: held, then ICMP host unreachable
 	kindNoRoute           // to 192.0.2.1, no route: ICMP network unreachable
 	numKinds
 	memCycle = 16 // every 16th frame is of kind (n/16) % (numKinds-1) + 1
@@ -36,30 +37,39 @@ type Result struct {
 	Generated uint64 // frames the hosts sent (all queued: the generator paces itself)
 	RouterRx  uint64 // frames the router's ports received
 	Stage     fwd.Counters
+	Neigh     neigh.Counters
+	HeldLeft  uint64 // frames the neighbour table still held at the end
+	Discarded uint64 // local frames other than ARP, released
 	RouterTx  uint64 // frames the router's ports queued
 	TxDropped uint64
 	Sink      sinkCounts
-	Leaked    int
+	Leaked    int // pool buffers out at the end, besides the held frames
 }
 
 // sinkCounts is what the hosts received, each frame checked.
 type sinkCounts struct {
-	UDP, Fragments, TimeExceeded, Unreachable, EchoReplies, Bad uint64
+	UDP, Fragments, TimeExceeded, Unreachable, EchoReplies, ARP, Bad uint64
+	ARPReplies                                                       uint64 // the hosts' answers (sent, not received)
 }
 
 func (s *sinkCounts) total() uint64 {
-	return s.UDP + s.Fragments + s.TimeExceeded + s.Unreachable + s.EchoReplies + s.Bad
+	return s.UDP + s.Fragments + s.TimeExceeded + s.Unreachable + s.EchoReplies + s.ARP + s.Bad
 }
 
 // Balanced reports whether every frame is accounted for: what the hosts sent the router received
-// and judged; what it sent its ports queued or dropped; the hosts received what the ports queued,
-// each frame what the stage said it made, none malformed; no buffer leaked.
+// and judged (held frames that resolved are judged twice); local frames are ARP the table took;
+// held frames resolved, failed, were dropped while held or are still held; what the router sent
+// (the stage's and the table's frames) its ports queued or dropped; the hosts received what the
+// ports queued, each frame what the router said it made, none malformed; no buffer leaked.
 func (r Result) Balanced() bool {
-	c := r.Stage
-	return r.Generated == r.RouterRx && r.RouterRx == c.Received() &&
-		app.Sent(c) == r.RouterTx+r.TxDropped && r.Sink.total() == r.RouterTx && r.Sink.Bad == 0 &&
+	c, n := r.Stage, r.Neigh
+	holdDrops := n.HoldNoNeighbour + n.HoldNoHost + n.HoldTooBig + n.HoldNoBuffer
+	return r.Generated == r.RouterRx && r.RouterRx+n.Ready == c.Received() &&
+		c.Local == n.ARPIn+r.Discarded && c.Held == n.HoldIn && n.HoldIn == n.Held+holdDrops &&
+		n.Held == n.Ready+n.Failed+n.QueueOverflow+n.BacklogOverflow+r.HeldLeft &&
+		app.Sent(c)+app.ARPSent(n) == r.RouterTx+r.TxDropped && r.Sink.total() == r.RouterTx && r.Sink.Bad == 0 &&
 		r.Sink.UDP == c.Forwarded && r.Sink.Fragments == c.Fragments && r.Sink.EchoReplies == c.Echoed &&
-		r.Sink.TimeExceeded+r.Sink.Unreachable == c.ICMPErrors && r.Leaked == 0
+		r.Sink.TimeExceeded+r.Sink.Unreachable == c.ICMPErrors && r.Sink.ARP == app.ARPSent(n) && r.Leaked == 0
 }
 
 // Report prints the final counters and the accounting check.
@@ -70,9 +80,12 @@ func (r Result) Report(out io.Writer) {
 	fmt.Fprintf(out, "  router rx   %14s\n", g(r.RouterRx))
 	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s)\n", g(app.Sent(r.Stage)), g(r.RouterTx), g(r.TxDropped))
 	app.ReportStage(out, r.Stage)
+	n := r.Neigh
+	fmt.Fprintf(out, "  neighbours: ARP in %s, sent %s; held %s, resumed %s, failed %s (ICMP host unreachable), dropped while held %s, still held %s\n",
+		g(n.ARPIn), g(app.ARPSent(n)), g(n.Held), g(n.Ready), g(n.Failed), g(n.QueueOverflow+n.BacklogOverflow), g(r.HeldLeft))
 	s := r.Sink
-	fmt.Fprintf(out, "  hosts received %s: UDP %s, fragments %s, time exceeded %s, unreachable %s, echo replies %s, malformed %s\n",
-		g(s.total()), g(s.UDP), g(s.Fragments), g(s.TimeExceeded), g(s.Unreachable), g(s.EchoReplies), g(s.Bad))
+	fmt.Fprintf(out, "  hosts received %s: UDP %s, fragments %s, time exceeded %s, unreachable %s, echo replies %s, ARP %s, malformed %s; they answered ARP %s times\n",
+		g(s.total()), g(s.UDP), g(s.Fragments), g(s.TimeExceeded), g(s.Unreachable), g(s.EchoReplies), g(s.ARP), g(s.Bad), g(s.ARPReplies))
 	fmt.Fprintf(out, "  pool buffers still out %d\n", r.Leaked)
 	if r.Balanced() {
 		fmt.Fprintf(out, "accounting: ok (rx = forwarded + local + dropped; sent = egress queued + egress dropped = what the hosts received, frame by frame)\n")
@@ -85,6 +98,7 @@ func (r Result) Report(out io.Writer) {
 type memNet struct {
 	pool   *frame.Pool
 	router *fwd.Router
+	parts  *parts
 	ports  []xmit.Port
 	mems   []*xmit.MemPort
 	hosts  []*xmit.MemPort
@@ -92,10 +106,11 @@ type memNet struct {
 	sink   sinkCounts
 	sent   atomic.Uint64
 	done   atomic.Bool
+	arp    *frame.Batch // the hosts' ARP replies
 }
 
 func newMemNet(cfg Config) (*memNet, error) {
-	cfg.Ports, cfg.Neigh, cfg.Routes = memPorts(), memNeighbours(), nil
+	cfg.Ports, cfg.Neigh, cfg.Routes = memPorts(), nil, nil
 	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 8192})
 	if err != nil {
 		return nil, err
@@ -107,9 +122,11 @@ func newMemNet(cfg Config) (*memNet, error) {
 		m.mems, m.hosts, m.ports = append(m.mems, r), append(m.hosts, h), append(m.ports, r)
 		macs = append(macs, memRouterMAC(i))
 	}
-	if m.router, err = build(cfg, macs, pool); err != nil {
+	if m.parts, err = build(cfg, macs, pool); err != nil {
 		return nil, err
 	}
+	m.router = m.parts.router
+	m.arp = frame.NewBatch(8)
 	return m, nil
 }
 
@@ -184,6 +201,9 @@ func (m *memNet) receive(b *frame.Batch, p int) bool {
 			m.check(b.Bytes(i), p)
 		}
 		b.Free()
+		if len(m.arp.Frames) > 0 {
+			m.hosts[p].Send(m.arp)
+		}
 	}
 }
 
@@ -191,6 +211,10 @@ func (m *memNet) receive(b *frame.Batch, p int) bool {
 func (m *memNet) check(d []byte, p int) {
 	s := &m.sink
 	e := frame.Ether(d)
+	if len(d) >= 42 && e.Type() == frame.TypeARP {
+		m.checkARP(d, p)
+		return
+	}
 	ip, err := frame.ParseIPv4(d[14:])
 	if len(d) < 34 || e.Dst() != memHostMAC(p) || e.Src() != memRouterMAC(p) || e.Type() != frame.TypeIPv4 ||
 		err != nil || !ip.ChecksumOK() || ip.Dst() != hostIP(p) {
@@ -220,6 +244,42 @@ func (m *memNet) check(d []byte, p int) {
 	default:
 		s.Bad++
 	}
+}
+
+// checkARP takes an ARP frame from the router to host p: a request (broadcast, or unicast to the
+// host: a probe) or an announcement from the router's address on p; host p answers requests for
+// its own address.
+func (m *memNet) checkARP(d []byte, p int) {
+	s := &m.sink
+	e := frame.Ether(d)
+	a := d[14:42]
+	spa, tpa := binary.BigEndian.Uint32(a[14:]), binary.BigEndian.Uint32(a[24:])
+	if (e.Dst() != frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff} && e.Dst() != memHostMAC(p)) || e.Src() != memRouterMAC(p) ||
+		binary.BigEndian.Uint64(a[0:8]) != 0x0001080006040001 || frame.MAC(a[8:14]) != memRouterMAC(p) || spa != hostIP(p)-1 {
+		s.Bad++
+		return
+	}
+	s.ARP++
+	if tpa != hostIP(p) {
+		return // a request for .9, or the router's announcement of its own address
+	}
+	if n, _ := m.pool.Alloc(m.arp, 1); n == 0 {
+		return
+	}
+	f := &m.arp.Frames[len(m.arp.Frames)-1]
+	f.Resize(60)
+	r := m.arp.Bytes(len(m.arp.Frames) - 1)
+	clear(r)
+	frame.Ether(r).SetDst(memRouterMAC(p))
+	frame.Ether(r).SetSrc(memHostMAC(p))
+	frame.Ether(r).SetType(frame.TypeARP)
+	binary.BigEndian.PutUint64(r[14:], 0x0001080006040002)
+	h := memHostMAC(p)
+	copy(r[22:], h[:])
+	binary.BigEndian.PutUint32(r[28:], hostIP(p))
+	copy(r[32:], a[8:14])
+	binary.BigEndian.PutUint32(r[38:], spa)
+	s.ARPReplies++
 }
 
 // generate sends from both hosts until ctx ends, keeping fewer frames in flight than the links hold.
@@ -260,9 +320,10 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); m.generate(genCtx) }()
+	res := app.NewResolver(m.parts.table, m.parts.demux, cfg.Batch)
 	go func() {
 		defer wg.Done()
-		app.Run(routerCtx, m.router.NewWorker(cfg.Batch), m.ports, cfg.Batch, 1<<20)
+		app.RunResolving(routerCtx, m.router.NewWorker(cfg.Batch), res, m.ports, cfg.Batch, 1<<20)
 	}()
 	if cfg.ready != nil {
 		cfg.ready()
@@ -279,7 +340,10 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	b := frame.NewBatch(64)
 	for m.receive(b, 0) || m.receive(b, 1) {
 	}
-	r := Result{Stage: m.router.Counters(), Sink: m.sink}
+	r := Result{Stage: m.router.Counters(), Neigh: m.parts.table.Counters(), Sink: m.sink, Discarded: res.Discarded}
+	for _, e := range m.parts.table.Entries() {
+		r.HeldLeft += uint64(e.Held)
+	}
 	for i := range m.mems {
 		r.Generated += m.hosts[i].Stats().TxPackets
 		s := m.mems[i].Stats()
@@ -290,7 +354,7 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	for _, p := range append(m.mems, m.hosts...) {
 		p.Close()
 	}
-	r.Leaked = m.pool.InUse()
+	r.Leaked = m.pool.InUse() - int(r.HeldLeft) // the table's held frames keep their buffers
 	r.Report(out)
 	return r, nil
 }

@@ -17,7 +17,8 @@ import (
 // (AF_PACKET, a PACKET_FANOUT group per interface) or queue (AF_XDP) on every port, until ctx ends;
 // then every worker drains what it was handed and the final counters are checked.
 //
-// The router answers to the interfaces' own MAC addresses and sends to static neighbours (-neigh).
+// The router answers to the interfaces' own MAC addresses and resolves its neighbours by ARP
+// (-neigh entries are permanent).
 // Give the interfaces no IPv4 address in the kernel: the router answers for its addresses itself
 // (echo, ICMP errors), and with AF_PACKET the kernel would answer too.
 func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) {
@@ -34,7 +35,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	if err != nil {
 		return app.Tally{}, err
 	}
-	router, err := build(cfg, macs, pool)
+	pr, err := build(cfg, macs, pool)
 	if err != nil {
 		return app.Tally{}, err
 	}
@@ -54,14 +55,17 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, wp := range ports.ByWorker {
-		w := router.NewWorker(cfg.Batch)
+	errs := make([]app.PortErrors, len(ports.ByWorker))
+	resolvers := make([]*app.Resolver, len(ports.ByWorker))
+	for i, wp := range ports.ByWorker {
+		w := pr.router.NewWorker(cfg.Batch)
+		resolvers[i] = app.NewResolver(pr.table, pr.demux, cfg.Batch)
 		wg.Add(1)
-		go func(wp []xmit.Port) {
+		go func(i int, wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			app.Run(wctx, w, wp, cfg.Batch, 1024)
-		}(wp)
+			errs[i] = app.RunResolving(wctx, w, resolvers[i], wp, cfg.Batch, 1024)
+		}(i, wp)
 	}
 	if cfg.ready != nil {
 		cfg.ready()
@@ -81,7 +85,20 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	for p := range names {
 		st = append(st, ports.Stats(p))
 	}
-	t := app.NewTally(st, router.Counters())
+	t := app.NewTally(st, pr.router.Counters())
+	t.AddNeigh(pr.table.Counters())
+	for i := range errs {
+		t.Errors.Add(errs[i])
+	}
 	t.Report(out, nil)
+	printNeighbours(out, pr, names)
 	return t, nil
+}
+
+// printNeighbours prints the neighbour table as `ip neigh` does.
+func printNeighbours(out io.Writer, pr *parts, names []string) {
+	fmt.Fprintln(out, "neighbours:")
+	for _, e := range pr.table.Entries() {
+		fmt.Fprintf(out, "  %v dev %s lladdr %s %v\n", e.Addr, names[e.Iface], e.MAC, e.State)
+	}
 }

@@ -17,11 +17,14 @@ import (
 )
 
 // TestLinuxPeerAFPacket and TestLinuxPeerAFXDP run the router between two Linux hosts (network
-// namespaces joined to the router's by veth pairs) and hold it to what Linux itself observes:
-// pings through it and to it (answered once), ping -t 1 (time exceeded from the router's address),
-// tracepath (the router is hop 1), a 3000-byte ping without DF towards a 1400-byte egress (the
-// router fragments, the far host reassembles and answers) and path MTU discovery (a 1500-byte
-// packet with DF gets "frag needed, mtu 1400", and the sender's route cache then holds mtu 1400).
+// namespaces joined to the router's by veth pairs), with no static neighbour entry on any side, and
+// hold it to what Linux itself observes: pings through it and to it (answered once; ARP both ways,
+// the hosts' `ip neigh` then shows the router REACHABLE), ping -t 1 (time exceeded from the
+// router's address), tracepath (the router is hop 1), a 3000-byte ping without DF towards a
+// 1400-byte egress (the router fragments, the far host reassembles and answers), path MTU discovery
+// (a 1500-byte packet with DF gets "frag needed, mtu 1400", and the sender's route cache then holds
+// mtu 1400), a host that is not there (ICMP host unreachable from the router after its ARP probes)
+// and a host that changes its MAC (traffic follows its gratuitous ARP).
 func TestLinuxPeerAFPacket(t *testing.T) { testLinuxPeer(t, app.AFPacket) }
 
 func TestLinuxPeerAFXDP(t *testing.T) { testLinuxPeer(t, app.AFXDP) }
@@ -52,17 +55,15 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 	mac := func(ns *nettest.NS, dev string) string {
 		return strings.TrimSpace(ns.Exec(t, "cat", "/sys/class/net/"+dev+"/address"))
 	}
-	r0MAC, r1MAC, e1MAC, e2MAC := mac(rtr, r0), mac(rtr, r1), mac(h1, e1), mac(h2, e2)
+	r0MAC, r1MAC, e1MAC := mac(rtr, r0), mac(rtr, r1), mac(h1, e1)
 	h1.Exec(t, "ip", "addr", "add", "10.0.1.2/24", "dev", e1)
-	h1.Exec(t, "ip", "neigh", "replace", "10.0.1.1", "lladdr", r0MAC, "nud", "permanent", "dev", e1)
 	h1.Exec(t, "ip", "route", "add", "default", "via", "10.0.1.1")
 	h2.Exec(t, "ip", "addr", "add", "10.0.2.2/24", "dev", e2)
-	h2.Exec(t, "ip", "neigh", "replace", "10.0.2.1", "lladdr", r1MAC, "nud", "permanent", "dev", e2)
 	h2.Exec(t, "ip", "route", "add", "default", "via", "10.0.2.1")
+	h2.Exec(t, "sysctl", "-qw", "net.ipv4.conf."+e2+".arp_notify=1") // gratuitous ARP on a MAC change
 
 	cfg, err := parseFlags([]string{"-backend", string(backend), "-interval", "1h",
-		"-port", r0 + ",10.0.1.1/24,mtu=3200", "-port", r1 + ",10.0.2.1/24,mtu=1400",
-		"-neigh", "10.0.1.2=" + e1MAC, "-neigh", "10.0.2.2=" + e2MAC}, &bytes.Buffer{})
+		"-port", r0 + ",10.0.1.1/24,mtu=3200", "-port", r1 + ",10.0.2.1/24,mtu=1400"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,12 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 			t.Errorf("%s: want %d replies, no duplicate:\n%s", what, n, o)
 		}
 	}
-	expectReplies("ping through the router", ping("-c", "3", "-i", "0.2", "10.0.2.2"), 3)
+	first := ping("-c", "3", "-i", "0.2", "10.0.2.2")
+	expectReplies("ping through the router", first, 3)
+	// The first echo waited for the router to resolve 10.0.2.2 (and h2 to resolve the router).
+	if rtt := regexp.MustCompile(`icmp_seq=(\d) ttl=\d+ time=([\d.]+) ms`).FindAllStringSubmatch(first, -1); len(rtt) == 3 {
+		t.Logf("round trips through the router: %s ms (the first with ARP on the way), then %s and %s ms", rtt[0][2], rtt[1][2], rtt[2][2])
+	}
 	expectReplies("ping of the router's address", ping("-c", "3", "-i", "0.2", "10.0.1.1"), 3)
 	expectReplies("ping of the router's far address", ping("-c", "2", "-i", "0.2", "10.0.2.1"), 2)
 	if o := ping("-c", "1", "-t", "1", "10.0.2.2"); !strings.Contains(o, "From 10.0.1.1") || !strings.Contains(o, "Time to live exceeded") {
@@ -129,6 +135,37 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 		t.Errorf("after frag needed, the sender's route cache lacks mtu 1400:\n%s", o)
 	}
 	expectReplies("ping with DF at the learnt MTU", ping("-c", "1", "-M", "do", "-s", "1372", "10.0.2.2"), 1)
+	if o := ping("-c", "1", "-W", "8", "10.0.2.77"); !strings.Contains(o, "From 10.0.1.1") || !strings.Contains(o, "Destination Host Unreachable") {
+		t.Errorf("ping of a host that is not there: want host unreachable from 10.0.1.1:\n%s", o)
+	}
+	const newMAC = "02:00:00:0a:0b:0c"
+	h2.Exec(t, "ip", "link", "set", "dev", e2, "address", newMAC)
+	o = []byte(ping("-c", "10", "-i", "0.1", "10.0.2.2"))
+	m := received.FindStringSubmatch(string(o))
+	if m == nil || m[1] == "0" {
+		t.Errorf("after the far host's MAC change, no replies:\n%s", o)
+	} else {
+		t.Logf("after the far host's MAC change: %s of 10 answered", m[1])
+	}
+
+	// Each host learnt the router's MAC by ARP; the one that learnt it from the router's request
+	// confirms it with a unicast probe after its delay (5 s): both end REACHABLE.
+	for _, c := range []struct {
+		ns        *nettest.NS
+		dev, addr string
+		mac       string
+	}{{h1, e1, "10.0.1.1", r0MAC}, {h2, e2, "10.0.2.1", r1MAC}} {
+		var o string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			c.ns.Exec(t, "ping", "-c", "1", "-W", "1", c.addr)
+			if o = c.ns.Exec(t, "ip", "neigh", "show", c.addr, "dev", c.dev); strings.Contains(o, c.mac) && strings.Contains(o, "REACHABLE") {
+				break
+			}
+		}
+		if !strings.Contains(o, c.mac) || !strings.Contains(o, "REACHABLE") {
+			t.Errorf("ip neigh on the host: want the router's %s REACHABLE:\n%s", c.mac, o)
+		}
+	}
 
 	stop()
 	if runErr != nil {
@@ -139,7 +176,12 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 	if !tally.Balanced() {
 		t.Errorf("accounting mismatch: %+v", tally)
 	}
-	if c.Echoed < 5 || c.Fragmented < 2 || c.ICMPErrors < 2 {
-		t.Errorf("counters: %d echo replies (want 5), %d packets fragmented (want 2), %d ICMP errors (want 2 or more)", c.Echoed, c.Fragmented, c.ICMPErrors)
+	if c.Echoed < 5 || c.Fragmented < 2 || c.ICMPErrors < 3 {
+		t.Errorf("counters: %d echo replies (want 5), %d packets fragmented (want 2), %d ICMP errors (want 3 or more)", c.Echoed, c.Fragmented, c.ICMPErrors)
+	}
+	for _, want := range []string{"10.0.1.2 dev " + r0 + " lladdr " + e1MAC, "10.0.2.2 dev " + r1 + " lladdr " + newMAC} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the router's neighbour table lacks %q", want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
@@ -22,8 +23,22 @@ const IdleWait = 200_000 // ns
 // forwarder does not spin a core. It returns the errors its Recv and Send calls got (the frames a
 // failed Send did not queue are the port's TxDropped). It allocates nothing per batch.
 func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int) PortErrors {
+	return RunResolving(ctx, w, nil, ports, batch, drain)
+}
+
+// RunResolving is Run with a neighbour resolver (nil: none) beside the worker: every batch goes
+// through res.Step, and res.Poll runs the table's timers once a millisecond and whenever the
+// worker is idle.
+func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmit.Port, batch, drain int) PortErrors {
 	var errs PortErrors
 	out := CountSends(ports, &errs)
+	step := func(p int, in *frame.Batch) { w.Forward(uint16(p), in, out) }
+	if res != nil {
+		step = func(p int, in *frame.Batch) { res.Step(w, uint16(p), in, out) }
+		res.Announce(len(ports), out)
+		defer res.Flush()
+	}
+	lastPoll := time.Now()
 	in := frame.NewBatch(batch)
 	waiters := make([]xmit.Waiter, len(ports))
 	for i, p := range ports {
@@ -39,13 +54,22 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 				errs.RecvError(err)
 			}
 			if n > 0 {
-				w.Forward(uint16(p), in, out)
+				step(p, in)
 				got = true
 				batches++
 			}
 		}
 		if batches&63 == 0 {
 			w.Flush()
+			if res != nil {
+				res.Flush()
+			}
+		}
+		if res != nil && (!got || batches&15 == 0) {
+			if now := time.Now(); !got || now.Sub(lastPoll) >= time.Millisecond {
+				res.Poll(w, out)
+				lastPoll = now
+			}
 		}
 		select {
 		case <-done:
@@ -58,7 +82,7 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 					if n == 0 {
 						break
 					}
-					w.Forward(uint16(p), in, out)
+					step(p, in)
 				}
 			}
 			w.Flush()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/neigh"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -18,6 +19,25 @@ type Tally struct {
 	Tx        uint64     // frames the egress ports queued
 	TxDropped uint64     // frames the egress ports refused (counted by them)
 	Errors    PortErrors // errors the workers' Recv and Send calls returned (Run's results, summed)
+	TxLost    uint64     // frames the ports queued that never left (xmit.Stats.TxLost)
+
+	// With a neighbour table (AddNeigh): held frames routed again once resolved (the stage counts
+	// them twice), ARP frames sent, and the table's own counters.
+	Resumed, ARPSent uint64
+	Neigh            *neigh.Counters
+}
+
+// AddNeigh adds a neighbour table's counters, for routers that resolve with one.
+func (t *Tally) AddNeigh(c neigh.Counters) {
+	t.Neigh = &c
+	t.Resumed = c.Ready
+	t.ARPSent = ARPSent(c)
+	t.Forwarded += t.ARPSent
+}
+
+// ARPSent is the number of ARP frames a neighbour table handed out to be sent.
+func ARPSent(c neigh.Counters) uint64 {
+	return c.RequestsSent + c.ProbesSent + c.AnnouncesSent + c.RepliesSent
 }
 
 // NewTally sums the ports' counters and the router's.
@@ -28,6 +48,7 @@ func NewTally(ports []xmit.Stats, c fwd.Counters) Tally {
 		t.RxDropped += s.RxDropped
 		t.Tx += s.TxPackets
 		t.TxDropped += s.TxDropped
+		t.TxLost += s.TxLost
 	}
 	return t
 }
@@ -61,7 +82,7 @@ func ReportStage(out io.Writer, c fwd.Counters) {
 // Balanced reports whether every frame received was forwarded or dropped for a reason, and every
 // frame forwarded was queued or counted as refused by its port.
 func (t Tally) Balanced() bool {
-	return t.Rx == t.Drops.Received() && t.Forwarded == t.Tx+t.TxDropped
+	return t.Rx+t.Resumed == t.Drops.Received() && t.Forwarded == t.Tx+t.TxDropped
 }
 
 // Report prints the final counters and the accounting check.
@@ -69,8 +90,13 @@ func (t Tally) Report(out io.Writer, pcap *Pcap) {
 	g := monitor.Group
 	fmt.Fprintf(out, "final counters\n")
 	fmt.Fprintf(out, "  router rx   %14s  (dropped by the kernel before the router: %s)\n", g(float64(t.Rx)), g(float64(t.RxDropped)))
-	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s)\n", g(float64(t.Forwarded)), g(float64(t.Tx)), g(float64(t.TxDropped)))
+	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s; lost after queueing %s)\n", g(float64(t.Forwarded)), g(float64(t.Tx)), g(float64(t.TxDropped)), g(float64(t.TxLost)))
 	ReportStage(out, t.Drops)
+	if c := t.Neigh; c != nil {
+		fmt.Fprintf(out, "  neighbours: ARP in %s, sent %s (requests %s, probes %s, replies %s, announcements %s); held %s, resumed %s, failed %s, dropped while held %s\n",
+			g(float64(c.ARPIn)), g(float64(t.ARPSent)), g(float64(c.RequestsSent)), g(float64(c.ProbesSent)), g(float64(c.RepliesSent)), g(float64(c.AnnouncesSent)),
+			g(float64(c.Held)), g(float64(c.Ready)), g(float64(c.Failed)), g(float64(c.QueueOverflow+c.BacklogOverflow+c.HoldNoNeighbour+c.HoldNoHost+c.HoldTooBig+c.HoldNoBuffer)))
+	}
 	fmt.Fprintf(out, "  %v\n", t.Errors)
 	if pcap != nil {
 		fmt.Fprintln(out, " ", pcap.Summary())
