@@ -106,11 +106,14 @@ func (r *Resolver) sendARP(ports []xmit.Port) {
 	}
 }
 
-// Announce sends gratuitous ARP for every interface of the table (at start, or when an address
-// changes).
-func (r *Resolver) Announce(ifaces int, ports []xmit.Port) {
-	for i := range ifaces {
-		r.Table.Announce(uint16(i), r.arp)
+// Announce sends gratuitous ARP for every interface of the demux, each on its physical port with
+// its tags (at start, or when an address changes).
+func (r *Resolver) Announce(ports []xmit.Port) {
+	for _, id := range r.demux.Interfaces() {
+		r.Table.Announce(id, r.arp)
+		if len(r.arp.Frames) > r.arp.Cap()/2 {
+			r.sendARP(ports)
+		}
 	}
 	r.sendARP(ports)
 }
