@@ -10,11 +10,12 @@
 //
 // With no flags it runs on an in-memory link with a built-in generator that plays the switch and
 // the hosts behind it (hosts on the LAN ports sending to the internet and pinging the router, the
-// internet answering, a share of frames the router must drop: bad tag, unknown switch port, TTL 1,
-// bad checksum, no ARP answer), the hosts and the gateway answering the router's ARP, prints bwm-ng-style rates per port and interface every -interval,
-// and exits after -duration with final counters and an accounting check: every frame received
-// on the conduit was forwarded, answered, delivered locally or dropped for a named reason, every
-// frame sent left through the right switch port and is right in every field the generator
+// internet answering, a share of frames the router must drop or hold: bad tag, unknown switch
+// port, TTL 1, bad checksum, no ARP answer; the hosts and the gateway answer the router's ARP),
+// prints bwm-ng-style rates per port and interface every -interval, and exits after -duration
+// with final counters and an accounting check: every frame received on the conduit was
+// forwarded, answered, delivered locally, held for a neighbour or dropped for a named reason,
+// every frame sent left through the right switch port and is right in every field the generator
 // checks, and no buffer leaked.
 //
 // With -backend afpacket or afxdp it runs on a real conduit interface (-conduit), with -workers
