@@ -1,14 +1,17 @@
-// Package ops is the operator's view of a running wirespeed router: live metrics for Prometheus.
+// Package ops is the operator's view of a running wirespeed router: live metrics for Prometheus and a
+// read-only look inside.
 //
 // A Source names what to show: the ports (xmit.Stats, carrier state, the errors their calls
 // return), the forwarding stage (fwd.Counters, the interfaces' vlan.Counters), the neighbour table
-// (entries by NUD state, neigh.Counters) and the route table (its size, lookups). One view
-// reads it:
+// (entries by NUD state, neigh.Counters) and the route table (its size, lookups). Two views
+// read it:
 //
 //   - Collector is a prometheus.Collector: every scrape reads the counters the library already
 //     keeps, so forwarding does no work per frame for it and allocates nothing. Metric names
 //     start with wirespeed_, counters end in _total, sizes are in bytes; labels are port,
 //     interface, verdict, reason, state, result, type and call.
+//   - NewHandler serves JSON: /ports, /interfaces, /neighbours and /route?addr=A (the route, the
+//     next hop, the egress interface, the MAC and the neighbour behind it).
 //
 // Metrics exported (each a counter unless marked gauge):
 //
