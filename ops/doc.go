@@ -1,9 +1,9 @@
-// Package ops is the operator's view of a running wirespeed router: live metrics for Prometheus and a
-// read-only look inside.
+// Package ops is the operator's view of a running wirespeed router: live metrics for Prometheus,
+// log events for what an operator must know, and a read-only look inside.
 //
 // A Source names what to show: the ports (xmit.Stats, carrier state, the errors their calls
 // return), the forwarding stage (fwd.Counters, the interfaces' vlan.Counters), the neighbour table
-// (entries by NUD state, neigh.Counters) and the route table (its size, lookups). Two views
+// (entries by NUD state, neigh.Counters) and the route table (its size, lookups). Three views
 // read it:
 //
 //   - Collector is a prometheus.Collector: every scrape reads the counters the library already
@@ -12,6 +12,8 @@
 //     interface, verdict, reason, state, result, type and call.
 //   - NewHandler serves JSON: /ports, /interfaces, /neighbours and /route?addr=A (the route, the
 //     next hop, the egress interface, the MAC and the neighbour behind it).
+//   - Watcher logs events with log/slog: links going down and up, port errors with the last
+//     error's text, neighbours failing to resolve, address conflicts.
 //
 // Metrics exported (each a counter unless marked gauge):
 //

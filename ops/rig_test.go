@@ -3,7 +3,9 @@ package ops_test
 import (
 	"encoding/binary"
 	"net/netip"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
@@ -44,6 +46,7 @@ type rig struct {
 	in     *frame.Batch
 	hb     *frame.Batch
 	seq    uint16
+	now    atomic.Int64 // the neighbour table's clock, in nanoseconds
 }
 
 func newRig(t testing.TB) *rig {
@@ -71,7 +74,8 @@ func newRig(t testing.TB) *rig {
 	}
 	nh := new(fib.NextHops)
 	g.routes = fib.New()
-	if g.table, err = neigh.New(&neigh.Config{Ifaces: nifs, NextHops: nh, Pool: pool}); err != nil {
+	if g.table, err = neigh.New(&neigh.Config{Ifaces: nifs, NextHops: nh, Pool: pool,
+		Now: func() time.Time { return time.Unix(0, g.now.Load()) }}); err != nil {
 		t.Fatal(err)
 	}
 	must := func(err error) {
