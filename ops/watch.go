@@ -25,7 +25,6 @@ const MaxListed = 8
 type Watcher struct {
 	src   Source
 	log   *slog.Logger
-	first bool
 	link  []int8 // per port: -1 unknown, 0 down, 1 up
 	errs  []ErrorCounts
 	stats []xmit.Stats
@@ -43,7 +42,7 @@ func NewWatcher(src *Source, log *slog.Logger) *Watcher {
 	if log == nil {
 		log = slog.Default()
 	}
-	w := &Watcher{log: log, first: true, fail: map[neighKey]bool{}}
+	w := &Watcher{log: log, fail: map[neighKey]bool{}}
 	if src != nil {
 		w.src = *src
 		w.src.Ports = append([]Port(nil), src.Ports...)
@@ -116,7 +115,6 @@ func (w *Watcher) Check() {
 	if w.src.Neigh != nil {
 		w.checkNeigh()
 	}
-	w.first = false
 }
 
 func (w *Watcher) checkNeigh() {
