@@ -20,4 +20,47 @@
 // DecodeFrame reads either from a whole frame; PutLACPFrame and PutMarkerFrame write them. The
 // decoders never panic and refuse what they cannot read with ErrTruncated, ErrNotSlow, ErrSubtype
 // or ErrTLV.
+//
+// # Machines
+//
+// A Controller runs, per member and every 100 ms tick (Tick; Run calls it on a ticker), the
+// receive, periodic transmission, selection, mux, transmit and churn detection machines in
+// bond_3ad_state_machine_handler's order; received frames go through the receive machine and
+// the marker responder as they are processed (Process; Run calls it when HandleSlow or SetLinkUp
+// wakes it). Time exists only as ticks, so tests step a Controller like a fake clock.
+//
+//	receive    INITIALIZE, PORT_DISABLED, LACP_DISABLED, EXPIRED, DEFAULTED, CURRENT; the partner
+//	           times out after 3 s (Config.Fast: the actor asks for the short timeout) or 90 s
+//	periodic   NO_PERIODIC, FAST_PERIODIC (1 s), SLOW_PERIODIC (30 s), PERIODIC_TX, at the rate
+//	           the partner's Timeout bit asks for; none when both ends are passive
+//	selection  one aggregator per member, as Linux; ports with the same actor key, partner
+//	           system, partner system priority and partner key share one; the active aggregator
+//	           by Config.Select (stable, bandwidth, count; ad_agg_selection_logic)
+//	mux        DETACHED, WAITING (Aggregate_Wait_Time, 2 s), ATTACHED, COLLECTING_DISTRIBUTING
+//	           (coupled control)
+//	transmit   an LACPDU when one is needed, at most 3 in any second
+//	churn      actor and partner churn after 60 s out of sync
+//	marker     Marker Information answered with a Marker Response, at most 5 a second
+//
+// A member carries traffic (it is set usable in every attached lag.Aggregate) while its link
+// is up and it is COLLECTING_DISTRIBUTING in the active aggregator, and the aggregate has at
+// least max(MinLinks, 1) such members; only those, so the aggregate's hash chooses among them.
+//
+// Where this differs from bond_3ad.c (each said at its place in the code): a partner's
+// Aggregation bit makes its port individual (Linux looks only at the actor key's duplex bit);
+// PORT_DISABLED forgets the partner's synchronization, as 802.1AX says; a port leaves
+// COLLECTING_DISTRIBUTING when its aggregator stops being the active one; an unselected port
+// goes through DETACHED before it joins another aggregator; nothing is sent in NO_PERIODIC; the
+// three-a-second limit is a sliding window (Linux's 300 ms spacing lets four through some
+// seconds); a looped-back LACPDU is dropped before the receive machine; min_links counts the
+// members that carry traffic (Linux counts the active aggregator's ports whose link is up); an
+// active aggregator without a partner does not carry traffic (Linux enables its ports anyway);
+// keys are configured (Config.Key, PortConfig.Speed, PortConfig.Key), not read from ethtool.
+//
+// # Events
+//
+// Config.Events receives, in order, from the goroutine running Tick and Process: link up/down
+// (EventLink), LACP state changes (EventState: actor or partner state, a machine's state, the
+// aggregator), members starting or stopping to carry traffic (EventMember) and the aggregate
+// coming up or going down (EventAggregate). Status returns the same state on demand.
 package lacp
