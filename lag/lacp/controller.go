@@ -485,10 +485,12 @@ func (c *Controller) run(tick bool) {
 	c.step.Lock()
 	defer c.step.Unlock()
 	c.mu.Lock()
+	if tick {
+		c.tick++
+	}
 	c.pollLinks()
 	c.drain()
 	if tick {
-		c.tick++
 		if c.aggSelectTimer > 0 {
 			c.aggSelectTimer--
 			if c.aggSelectTimer == 0 {

@@ -57,6 +57,23 @@
 // active aggregator without a partner does not carry traffic (Linux enables its ports anyway);
 // keys are configured (Config.Key, PortConfig.Speed, PortConfig.Key), not read from ethtool.
 //
+// # Wiring
+//
+// The Controller sits beside the data path: the aggregates' Recv hand it the slow-protocols
+// frames, it sends its PDUs through ports of its own, and it sets the aggregates' members usable.
+//
+//	s0, _ := lacp.OpenSender("eth0") // send-only AF_PACKET sockets (Linux)
+//	s1, _ := lacp.OpenSender("eth1")
+//	ctl, _ := lacp.New(&lacp.Config{Fast: true, Ports: []lacp.PortConfig{{Tx: s0}, {Tx: s1}}})
+//	for _, w := range workers { // each worker's aggregate over its own sockets of eth0, eth1
+//		w.agg, _ = lag.New(w.members, &lag.Config{Mode: lag.XOR, Policy: lag.Layer34, SlowProtocols: ctl})
+//		ctl.Attach(w.agg)
+//	}
+//	go ctl.Run(ctx)
+//
+// The members' own ports must receive frames for 01:80:c2:00:00:02: a Sender joins that
+// multicast group on its interface; a promiscuous port receives it anyway.
+//
 // # Events
 //
 // Config.Events receives, in order, from the goroutine running Tick and Process: link up/down
