@@ -61,6 +61,13 @@ type Config struct {
 	// BatchSize is the capacity of the per-member batches Send fills (default 256; a larger
 	// batch grows them once).
 	BatchSize int
+
+	// SlowProtocols, when not nil, runs the aggregate under a slow-protocols control plane (LACP:
+	// a lacp.Controller, which also sets the members usable or not): Recv takes the frames of
+	// EtherType 0x8809 out of every batch and hands them to it, never to the caller, and drops
+	// the frames received on members that are not usable (bonding's inactive slaves in 802.3ad
+	// mode). A batch without such frames costs a two-byte read per frame and one test per batch.
+	SlowProtocols SlowHandler
 }
 
 // Aggregate is a link aggregate: several member ports used as one. It is itself an xmit.Port:
@@ -99,6 +106,11 @@ type Aggregate struct {
 	drop   *frame.Batch
 	// Recv side (one goroutine).
 	rxNext int
+	slow   SlowHandler
+	rxDrop []frame.Frame
+
+	rxSlow, rxSlowBytes       atomic.Uint64 // frames handed to slow
+	rxDropped, rxDroppedBytes atomic.Uint64 // inactive members' frames, tagged slow frames
 
 	txDropped   atomic.Uint64
 	cloneFailed atomic.Uint64
@@ -151,6 +163,10 @@ func New(members []xmit.Port, cfg *Config) (*Aggregate, error) {
 		choice:  make([]uint8, c.BatchSize),
 		perMem:  make([]*frame.Batch, n),
 		drop:    frame.NewBatch(c.BatchSize),
+		slow:    c.SlowProtocols,
+	}
+	if a.slow != nil {
+		a.rxDrop = make([]frame.Frame, 0, c.BatchSize)
 	}
 	if a.pps == 0 {
 		a.pps = 1
@@ -323,13 +339,22 @@ func (a *Aggregate) LinkUp() bool { return a.state.Load().cnt > 0 }
 func (a *Aggregate) CloneFailed() uint64 { return a.cloneFailed.Load() }
 
 // Stats implements xmit.Port: the sum of the members' counters plus the aggregate's own drops
-// (frames for which no member was usable, broadcast copies that could not be made).
+// (frames for which no member was usable, broadcast copies that could not be made). With
+// Config.SlowProtocols, the frames Recv took out are not in RxPackets and RxBytes (Recv's
+// callers never saw them): those handed to the handler are in SlowFrames, those dropped in
+// RxInactive and RxDropped.
 func (a *Aggregate) Stats() xmit.Stats {
+	// Ours first: a member counts a frame before Recv can take it out.
+	slow, slowBytes := a.rxSlow.Load(), a.rxSlowBytes.Load()
+	dropped, droppedBytes := a.rxDropped.Load(), a.rxDroppedBytes.Load()
 	var s xmit.Stats
 	for _, p := range a.ports {
 		s = s.Add(p.Stats())
 	}
 	s.TxDropped += a.txDropped.Load()
+	s.RxPackets -= slow + dropped
+	s.RxBytes -= slowBytes + droppedBytes
+	s.RxDropped += dropped
 	return s
 }
 
@@ -469,9 +494,11 @@ func (a *Aggregate) Recv(b *frame.Batch) (int, error) {
 
 // RecvFrom is Recv that also reports which member the frames came from. Members are read in turn,
 // starting after the one that last delivered, until one has frames; a closed member is skipped;
-// when every member is closed it returns xmit.ErrClosed. Frames are read from every member, usable
-// or not (bonding delivers what inactive slaves receive only in some modes; filter on the member
-// index if that matters).
+// when every member is closed it returns xmit.ErrClosed. Without Config.SlowProtocols frames are
+// read from every member, usable or not (bonding delivers what inactive slaves receive only in
+// some modes; filter on the member index if that matters); with it, slow-protocols frames go to
+// the handler and a member that is not usable delivers nothing else (its frames are dropped and
+// counted in RxInactive).
 func (a *Aggregate) RecvFrom(b *frame.Batch) (member, n int, err error) {
 	if len(b.Frames) != 0 {
 		return -1, 0, xmit.ErrNotEmpty
@@ -488,6 +515,13 @@ func (a *Aggregate) RecvFrom(b *frame.Batch) (member, n int, err error) {
 		if errors.Is(err, xmit.ErrClosed) {
 			closed++
 			continue
+		}
+		if a.slow != nil && n > 0 {
+			// One test per batch: a slow-protocols frame in it, or a member not usable.
+			inactive := uint32(^a.state.Load().upMask>>uint(i)) & 1
+			if slowScan(b.Mem, b.Frames)|inactive != 0 {
+				n = a.filterRx(i, b, inactive != 0)
+			}
 		}
 		if n > 0 || err != nil {
 			return i, n, err

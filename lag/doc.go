@@ -80,6 +80,17 @@
 // behaviour: with 4 → 3 members about three flows in four move); with Config.Table only the failed
 // member's buckets move, dealt evenly over the survivors, and they return when it recovers.
 //
+// # Slow protocols (LACP)
+//
+// With Config.SlowProtocols set (package lag/lacp's Controller), Recv takes every frame of
+// EtherType 0x8809 out of what the members deliver and hands it to the handler, and drops the
+// frames of members that are not usable, as bonding's 802.3ad mode drops what inactive slaves
+// receive; the controller sets members usable (SetMemberUp) only while they are collecting and
+// distributing. The check costs a two-byte read per frame, folded without a branch (slowScan),
+// and one test per batch; only a batch holding such a frame, or received on a member that is not
+// usable, takes the slow path. The transmit choice is untouched: LACP changes the usable set
+// through the same snapshot as a carrier change.
+//
 // # Ports and workers
 //
 // An Aggregate is an xmit.Port: Send splits a batch per member and calls each member's Send once,
