@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/vlan"
 )
 
@@ -61,14 +62,14 @@ type rcEntry struct {
 
 // rcRouter is what the workers share: read-only tables, plus the refcounts.
 type rcRouter struct {
-	routes lpm
+	routes fwd.Routes
 	demux  *vlan.Demux
 	ifMAC  []frame.MAC
 	nhs    *fib.NextHops
 	rc     []rcEntry
 }
 
-func newRCRouter(tb testing.TB, routes lpm) *rcRouter {
+func newRCRouter(tb testing.TB, routes fwd.Routes) *rcRouter {
 	r := &rcRouter{routes: routes, demux: vlan.NewDemux(2, vlan.Parser{}), nhs: new(fib.NextHops), rc: make([]rcEntry, numNextHops)}
 	r.ifMAC = []frame.MAC{routerMAC(0)}
 	for i := 1; i <= pipeVLANs; i++ {
@@ -205,7 +206,7 @@ func (w *rcWorker) step() {
 	}
 }
 
-func runRefcount(b *testing.B, routes lpm, probes []uint32, workers int, refcount bool) {
+func runRefcount(b *testing.B, routes fwd.Routes, probes []uint32, workers int, refcount bool) {
 	r := newRCRouter(b, routes)
 	ws := make([]*rcWorker, workers)
 	for i := range ws {

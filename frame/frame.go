@@ -29,6 +29,10 @@ const (
 	FlagTimestamp
 	// FlagTrapped: a switch trapped the frame to the CPU rather than forwarding it (see package dsa).
 	FlagTrapped
+	// FlagCsumPartial: the TCP or UDP checksum holds only the pseudo-header's sum, as a sender that
+	// left it to the hardware wrote it (Linux's CHECKSUM_PARTIAL, seen on veth); CompleteL4Checksum
+	// fills it in.
+	FlagCsumPartial
 )
 
 // MinEthernetLen is the minimum Ethernet frame length without FCS (ETH_ZLEN).

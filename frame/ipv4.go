@@ -174,3 +174,60 @@ func (ip IPv4) Ports() (src, dst uint16, ok bool) {
 	}
 	return binary.BigEndian.Uint16(p[0:2]), binary.BigEndian.Uint16(p[2:4]), true
 }
+
+// CompleteL4Checksum fills in the TCP or UDP checksum of an Ethernet frame (untagged, or with
+// 802.1Q/802.1ad tags in its bytes) carrying IPv4 or IPv6 without extension headers, whose checksum
+// field holds only the pseudo-header's sum (FlagCsumPartial): it sums the segment from its L4
+// header to the end of the packet, as a NIC's transmit checksum offload does, and stores the
+// result. It reports false, changing nothing, for any other frame.
+func CompleteL4Checksum(d []byte) bool {
+	l3 := EtherLen
+	for l3+4 <= len(d) {
+		t := binary.BigEndian.Uint16(d[l3-2:])
+		if t != TypeVLAN && t != 0x88a8 {
+			break
+		}
+		l3 += 4
+	}
+	if l3 > len(d) {
+		return false
+	}
+	var l4, end int
+	var proto uint8
+	switch binary.BigEndian.Uint16(d[l3-2:]) {
+	case TypeIPv4:
+		ip, err := ParseIPv4(d[l3:])
+		if err != nil || ip.IsFragment() {
+			return false
+		}
+		l4, end, proto = l3+ip.HeaderLen(), l3+len(ip), ip.Protocol()
+	case 0x86dd:
+		if len(d) < l3+40 {
+			return false
+		}
+		l4, end, proto = l3+40, l3+40+int(binary.BigEndian.Uint16(d[l3+4:])), d[l3+6]
+		if end > len(d) {
+			return false
+		}
+	default:
+		return false
+	}
+	off := 0
+	switch proto {
+	case ProtoUDP:
+		off = 6
+	case ProtoTCP:
+		off = 16
+	default:
+		return false
+	}
+	if l4+off+2 > end {
+		return false
+	}
+	c := Checksum(d[l4:end])
+	if c == 0 && proto == ProtoUDP {
+		c = 0xffff // 0 means "no checksum" in UDP
+	}
+	binary.BigEndian.PutUint16(d[l4+off:], c)
+	return true
+}

@@ -53,15 +53,19 @@ type addrEntry struct {
 	iface uint16 // the interface it belongs to
 }
 
-// addrSet is an open-addressing hash set of the router's addresses, sized so that a random
-// destination almost always lands on an empty slot: the forwarding path pays one multiply, one load
-// and one compare per frame to know that a packet is not for the router. Slot key 0 is empty
-// (0.0.0.0 is never an entry: it is a martian).
+// addrSet is the router's addresses: a 2^16-bit filter (a bit per 16-bit hash of an address; 8 KiB)
+// that tells the forwarding path with one multiply, one shift and one load per frame that a packet
+// is not for the router (a random destination hits a set bit with a chance of entries/65536), and
+// an open-addressing hash table for the addresses themselves. Slot key 0 is empty (0.0.0.0 is never
+// an entry: it is a martian).
 type addrSet struct {
-	keys  []uint32
-	vals  []addrEntry
-	shift uint8
+	filter *[1 << 10]uint64
+	keys   []uint32
+	vals   []addrEntry
+	shift  uint8
 }
+
+func filterBit(a uint32) uint32 { return (a * 0x9e3779b1) >> 16 }
 
 func newAddrSet(es []addrEntry) (addrSet, error) {
 	n := 64
@@ -71,7 +75,7 @@ func newAddrSet(es []addrEntry) (addrSet, error) {
 	if n > 1<<20 {
 		return addrSet{}, fmt.Errorf("%d local addresses: too many", len(es))
 	}
-	s := addrSet{keys: make([]uint32, n), vals: make([]addrEntry, n)}
+	s := addrSet{filter: new([1 << 10]uint64), keys: make([]uint32, n), vals: make([]addrEntry, n)}
 	for 1<<(32-s.shift) > n {
 		s.shift++
 	}
@@ -91,14 +95,19 @@ func newAddrSet(es []addrEntry) (addrSet, error) {
 			continue
 		}
 		s.keys[i], s.vals[i] = e.addr, e
+		h := filterBit(e.addr)
+		s.filter[h>>6] |= 1 << (h & 63)
 	}
 	return s, nil
 }
 
 func (s *addrSet) slot(a uint32) uint32 { return (a * 0x9e3779b1) >> s.shift }
 
-// maybe reports whether a's first slot is taken: false means a is surely not in the set.
-func (s *addrSet) maybe(a uint32) bool { return s.keys[s.slot(a)&uint32(len(s.keys)-1)] != 0 }
+// maybe reports whether a's filter bit is set: false means a is surely not in the set.
+func (s *addrSet) maybe(a uint32) bool {
+	h := filterBit(a)
+	return s.filter[(h>>6)&(1<<10-1)]&(1<<(h&63)) != 0
+}
 
 // find returns a's entry.
 func (s *addrSet) find(a uint32) (addrEntry, bool) {

@@ -69,7 +69,7 @@ type Counters struct {
 }
 
 // Received is the number of frames the workers were given.
-func (c *Counters) Received() uint64 {
+func (c Counters) Received() uint64 {
 	n := c.Forwarded + c.Fragmented + c.Local + c.Echoed + c.Held
 	for _, d := range c.Drops {
 		n += d
@@ -78,7 +78,7 @@ func (c *Counters) Received() uint64 {
 }
 
 // Dropped is the sum of Drops.
-func (c *Counters) Dropped() uint64 {
+func (c Counters) Dropped() uint64 {
 	var n uint64
 	for _, d := range c.Drops {
 		n += d

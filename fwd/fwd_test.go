@@ -619,3 +619,38 @@ func TestResumeAndUnreachable(t *testing.T) {
 	}
 	g.checkNoLeak(t)
 }
+
+// TestAddrSetFilter: the filter never misses one of the router's addresses, and passes few others
+// on to the slow path.
+func TestAddrSetFilter(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var es []addrEntry
+	for i := range 64 {
+		es = append(es, addrEntry{addr: 0x0a000000 | r.Uint32()&0xffffff, kind: kindOwn, iface: uint16(i)})
+	}
+	s, err := newAddrSet(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if !s.maybe(e.addr) {
+			t.Fatalf("%v filtered out", ip4(e.addr))
+		}
+		if got, ok := s.find(e.addr); !ok || got != e {
+			t.Fatalf("%v: found %+v %v", ip4(e.addr), got, ok)
+		}
+	}
+	hits := 0
+	const n = 1 << 20
+	for range n {
+		if a := r.Uint32(); s.maybe(a) {
+			hits++
+			if _, ok := s.find(a); ok {
+				continue
+			}
+		}
+	}
+	if rate := float64(hits) / n; rate > 0.005 {
+		t.Fatalf("%.3f %% of random addresses pass the filter, with %d entries", 100*rate, len(es))
+	}
+}

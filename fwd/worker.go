@@ -277,17 +277,23 @@ func (w *Worker) route(in *frame.Batch) *Output {
 			w.notForwarded(in, i, ip, a, nh[i])
 			continue
 		}
-		p := a.rw.Port() // < len(egress): buildAdj checked it
-		if w.vw.Apply(in, i, &a.rw) != nil {
+		// The descriptor goes to its egress batch first and Apply rewrites the copy: rewriting it in
+		// place and then copying it whole would read back the fields Apply has just stored one by
+		// one (a store-forwarding stall per frame). The batch has room: it holds at most len(in).
+		e := egress[a.rw.Port()] // < len(egress): buildAdj checked it
+		j := len(e.Frames)
+		e.Frames = e.Frames[:j+1]
+		e.Frames[j] = *f
+		if w.vw.Apply(e, j, &a.rw) != nil {
+			e.Frames = e.Frames[:j]
 			w.dropFrame(in, f, DropEgress)
 			continue
 		}
 		ip.DecTTL()
 		w.cnt[Forwarded]++
 		if w.tap != nil {
-			w.capture(f.Data(mem), Forwarded)
+			w.capture(e.Frames[j].Data(mem), Forwarded)
 		}
-		egress[p].Append(*f)
 	}
 	w.drop.Free()
 	in.Reset()

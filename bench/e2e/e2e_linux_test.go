@@ -207,7 +207,9 @@ func (v *vlanRouter) start() error {
 	if prio := fifo(); prio > 0 {
 		args = append(args, "chrt", "-f", strconv.Itoa(prio))
 	}
-	args = append(args, v.bin, "-backend", v.backend, "-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h")
+	// Static next hops: the generator and the sink answer no ARP.
+	args = append(args, v.bin, "-backend", v.backend, "-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h",
+		"-nexthop", "trunk=02:68:6f:00:00:02,uplink=02:67:77:00:00:01")
 	v.cmd = exec.Command("ip", args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {

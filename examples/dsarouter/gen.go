@@ -18,8 +18,9 @@ import (
 // the internet), and a share of frames the router must drop. It tags what it sends as the switch
 // would (dsa.SwitchSide.Encode) and reads the tags of what the router sends back
 // (dsa.SwitchSide.Decode), checking that every frame goes out of the right switch port, with the
-// right addresses, TTL and checksums, and that ICMP errors and echo replies are what they should
-// be.
+// right addresses, TTL and checksums, and that ICMP errors, echo replies and ARP are what they
+// should be. Its hosts and the gateway answer the router's ARP requests for them, out of their own
+// switch port.
 //
 // Only its own goroutine calls fill, sink and run; the counters are atomics for the reader.
 type generator struct {
@@ -35,9 +36,12 @@ type generator struct {
 
 	delivered   [numSwPorts]atomic.Uint64 // frames the switch sent out of each port
 	misdelivery atomic.Uint64             // frames the router sent wrong: port, MAC, VLAN, TTL, checksum, tag, ICMP
-	icmpSunk    [2]atomic.Uint64          // ICMP time exceeded received by the LAN hosts [0] and the gateway [1]
+	icmpSunk    [2]atomic.Uint64          // ICMP errors (time exceeded, host unreachable) received by the LAN hosts [0] and the gateway [1]
 	echoSunk    [2]atomic.Uint64          // echo replies received by them
+	arpSunk     atomic.Uint64             // ARP frames from the router, on every port
+	arpReplies  atomic.Uint64             // the hosts' and the gateway's answers
 	ptpSent     atomic.Uint64             // PTP event frames the hosts sent
+	replies     *frame.Batch              // answers to send after the batch sunk
 }
 
 // Kinds of bad frames, in turn.
@@ -46,13 +50,13 @@ const (
 	badPort             // a tag from a switch port the conduit does not know
 	badTTL              // TTL 1: the router answers with ICMP time exceeded
 	badChecksum         // IPv4 header checksum wrong
-	badNeighbour        // to a LAN address nobody answers ARP for
+	badNeighbour        // to a LAN address nobody answers ARP for: held, ICMP host unreachable after the router's requests
 	numBad
 )
 
 func newGenerator(t *topology, l *memLink, cfg Config) *generator {
 	sw, _ := dsa.NewSwitchSide(t.tagger) // build checked the tagger
-	g := &generator{t: t, l: l, cfg: cfg, sw: sw, rng: rand.New(rand.NewPCG(1, 2))}
+	g := &generator{t: t, l: l, cfg: cfg, sw: sw, rng: rand.New(rand.NewPCG(1, 2)), replies: frame.NewBatch(max(cfg.Batch, 64))}
 	if cfg.Bad > 0 && 1/cfg.Bad < 1<<62 {
 		g.badEach = uint64(1 / cfg.Bad)
 	}
@@ -102,8 +106,9 @@ func echoRequest(d []byte, src, dst uint32, seq uint16) {
 }
 
 // hello appends one gratuitous ARP per LAN host: what a host sends when its link comes up, and
-// what the router's bridge learns its port from (the router has no ARP stack: fwd hands the ARP
-// to its local output, and the data plane releases and counts it).
+// what the router's bridge learns its port from (the neighbour table learns nothing from it: an
+// unsolicited announcement, arp_accept=0; it resolves the hosts with requests of its own when
+// traffic for them comes).
 func (g *generator) hello(b *frame.Batch) {
 	for lan := 0; lan < numLANPorts; lan++ {
 		for h := 0; h < hostsPerLAN; h++ {
@@ -195,7 +200,7 @@ func (g *generator) fill(b *frame.Batch) {
 			} else {
 				dst := hostIP(lan, h)
 				if bad == badNeighbour {
-					dst = lanNet | 200 // on the LAN, but nobody answers ARP for it
+					dst = lanNet | unansweredHost // on the LAN, but nobody answers ARP for it
 				}
 				udp(d[l3:], src, dst, 40000, ttl)
 			}
@@ -228,7 +233,7 @@ func (g *generator) sink(b *frame.Batch) bool {
 			return got
 		}
 		got = true
-		var bad uint64
+		var bad, arp, answered uint64
 		var per [numSwPorts]uint64
 		var icmp, echo [2]uint64
 		for i := range b.Frames {
@@ -250,8 +255,22 @@ func (g *generator) sink(b *frame.Batch) bool {
 				icmp[side]++
 			case sentEcho:
 				echo[side]++
+			case sentARP:
+				arp++
+				// The hosts answer while the generator runs; after it stopped (drain) the
+				// router has stopped too, and an answer would never be read.
+				if !g.stopped.Load() && g.answer(b.Bytes(i), port) {
+					answered++
+				}
 			}
 			per[port]++
+		}
+		if arp > 0 {
+			g.arpSunk.Add(arp)
+		}
+		if len(g.replies.Frames) > 0 {
+			g.arpReplies.Add(answered)
+			g.l.swEnd.Send(g.replies) // counted as generated
 		}
 		for p, v := range per {
 			if v > 0 {
@@ -277,8 +296,9 @@ func (g *generator) sink(b *frame.Batch) bool {
 const (
 	sentBad       = iota // wrong in some field
 	sentForwarded        // a forwarded UDP packet
-	sentICMP             // an ICMP time exceeded about a packet the receiver sent with TTL 1
+	sentICMP             // an ICMP time exceeded about a packet the receiver sent with TTL 1, or host unreachable
 	sentEcho             // an echo reply to a request the receiver sent
+	sentARP              // the router's ARP: a request, an announcement, a reply
 )
 
 // check says what frame d, leaving switch port port, is, if it is what the router should have
@@ -294,19 +314,31 @@ func (g *generator) check(d []byte, port int) int {
 	lan, h := -1, -1
 	routerIP := uint32(lanRouterIP)
 	if port == swWAN {
-		if e.Dst() != gatewayMAC || e.Src() != wanMAC {
-			return sentBad
-		}
 		if g.cfg.WANVID != 0 {
 			if e.Type() != vlan.TPID8021Q || int(binary.BigEndian.Uint16(d[14:])&vlan.VIDMask) != g.cfg.WANVID {
 				return sentBad
 			}
 			l3 = 18
 		}
+		if e.Src() != wanMAC {
+			return sentBad
+		}
+		if binary.BigEndian.Uint16(d[l3-2:]) == frame.TypeARP {
+			return g.checkARP(e, d[l3:], port)
+		}
+		if e.Dst() != gatewayMAC {
+			return sentBad
+		}
 		routerIP = wanRouterIP
 	} else {
 		m := e.Dst()
-		if e.Src() != lanMAC || m != hostMAC(port-swLAN1, int(m[5])) || m[5] >= hostsPerLAN {
+		if e.Src() != lanMAC {
+			return sentBad
+		}
+		if e.Type() == frame.TypeARP {
+			return g.checkARP(e, d[l3:], port)
+		}
+		if m != hostMAC(port-swLAN1, int(m[5])) || m[5] >= hostsPerLAN {
 			return sentBad
 		}
 		lan, h = port-swLAN1, int(m[5])
@@ -339,6 +371,13 @@ func (g *generator) check(d []byte, port int) int {
 			return sentBad
 		}
 		return sentEcho
+	case m[0] == 3 && m[1] == 1: // host unreachable: a frame for a LAN address nobody answers ARP for
+		q, err := frame.ParseIPv4(m[8:])
+		if lan >= 0 || err != nil || len(q) != 46 || !q.ChecksumOK() || q.Protocol() != frame.ProtoUDP || q.Src() != ip.Dst() ||
+			q.Dst() != lanNet|unansweredHost {
+			return sentBad
+		}
+		return sentICMP
 	case m[0] == 11 && m[1] == 0: // time exceeded in transit, quoting the packet as received
 		q, err := frame.ParseIPv4(m[8:])
 		if err != nil || len(q) != 46 || !q.ChecksumOK() || q.TTL() != 1 || q.Protocol() != frame.ProtoUDP || q.Src() != ip.Dst() {
@@ -354,6 +393,100 @@ func (g *generator) check(d []byte, port int) int {
 		return sentICMP
 	}
 	return sentBad
+}
+
+// unansweredHost is the host part of the LAN address the generator's bad frames go to and no host
+// answers ARP for.
+const unansweredHost = 200
+
+// checkARP judges an ARP frame the router sent out of switch port port (a, the bytes after the L2
+// header e): from the router's MAC and address on that side; a request (broadcast, or unicast to a
+// host it knows: a probe) for an address of that side's subnet, or an announcement of its own
+// address; or a reply to a host that asked for the router's address.
+func (g *generator) checkARP(e frame.Ether, a []byte, port int) int {
+	mac, own, net := lanMAC, uint32(lanRouterIP), uint32(lanNet)
+	if port == swWAN {
+		mac, own, net = wanMAC, wanRouterIP, wanNet
+	}
+	if len(a) < 28 || binary.BigEndian.Uint64(a[0:]) & ^uint64(0xffff) != 0x0001080006040000 || frame.MAC(a[8:14]) != mac ||
+		binary.BigEndian.Uint32(a[14:]) != own {
+		return sentBad
+	}
+	tpa := binary.BigEndian.Uint32(a[24:])
+	switch op := binary.BigEndian.Uint16(a[6:]); {
+	case op == 1 && tpa == own: // an announcement
+		if e.Dst() != broadcast {
+			return sentBad
+		}
+	case op == 1 && tpa&^0xff == net && tpa&0xff != 0 && tpa&0xff != 0xff:
+		if m, p, ok := g.neighbour(tpa); e.Dst() != broadcast && (!ok || e.Dst() != m || p != port) {
+			return sentBad // a probe goes to the neighbour's MAC, out of its port
+		}
+	case op == 2: // a reply, to the host that asked
+		m, p, ok := g.neighbour(tpa)
+		if !ok || e.Dst() != m || frame.MAC(a[18:24]) != m || p != port {
+			return sentBad
+		}
+	default:
+		return sentBad
+	}
+	return sentARP
+}
+
+var broadcast = frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// neighbour returns the MAC and switch port of the host (or the gateway) the generator plays at
+// address a.
+func (g *generator) neighbour(a uint32) (frame.MAC, int, bool) {
+	if a == binary.BigEndian.Uint32(gatewayIP.AsSlice()) {
+		return gatewayMAC, swWAN, true
+	}
+	n := int(a&0xff) - 10
+	if a&^0xff != lanNet || n < 0 || n/10 >= numLANPorts || n%10 >= hostsPerLAN {
+		return frame.MAC{}, 0, false
+	}
+	return hostMAC(n/10, n%10), swLAN1 + n/10, true
+}
+
+// answer appends to g.replies, tagged as the switch sends it from port, the reply of the host that
+// request d (a broadcast or a probe the router sent out of port, checked) is for, if the generator
+// plays it and it is behind port; it reports whether it did.
+func (g *generator) answer(d []byte, port int) bool {
+	l3 := 14
+	if port == swWAN && g.cfg.WANVID != 0 {
+		l3 = 18
+	}
+	a := d[l3:]
+	if binary.BigEndian.Uint16(a[6:]) != 1 || g.replies.Space() == 0 {
+		return false
+	}
+	tpa := binary.BigEndian.Uint32(a[24:])
+	m, p, ok := g.neighbour(tpa)
+	if !ok || p != port {
+		return false
+	}
+	if n, _ := g.l.pool.Alloc(g.replies, 1); n == 0 {
+		return false
+	}
+	i := len(g.replies.Frames) - 1
+	g.replies.Frames[i].Resize(l3 + 46)
+	r := g.replies.Bytes(i)
+	clear(r)
+	copy(r[0:6], d[6:12]) // to the router
+	copy(r[6:12], m[:])
+	if l3 == 18 {
+		binary.BigEndian.PutUint16(r[12:], vlan.TPID8021Q)
+		binary.BigEndian.PutUint16(r[14:], uint16(g.cfg.WANVID))
+	}
+	binary.BigEndian.PutUint16(r[l3-2:], frame.TypeARP)
+	ra := r[l3:]
+	binary.BigEndian.PutUint64(ra[0:], 0x0001080006040002)
+	copy(ra[8:], m[:])
+	binary.BigEndian.PutUint32(ra[14:], tpa)
+	copy(ra[18:24], a[8:14])
+	copy(ra[24:28], a[14:18])
+	g.sw.Encode(g.replies, i, dsa.Info{Port: uint16(port)})
+	return true
 }
 
 func (g *generator) run(ctx context.Context) {

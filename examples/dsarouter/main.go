@@ -4,15 +4,18 @@
 // the ISP (203.0.113.2/24, default route; optionally 802.1Q-tagged, -wan-vid 7 as some ISPs
 // want). Every frame on eth0 carries the switch's tag (Marvell EDSA by default, -tagger for the
 // others): package dsa strips it on the way in and writes it on the way out, package fwd routes
-// through the fib, answers pings to the router's addresses and sends ICMP errors.
+// through the fib, answers pings to the router's addresses and sends ICMP errors, and package neigh
+// beside it resolves the LAN hosts and the ISP's gateway by ARP (requests into the LAN flooded to
+// lan1-lan4).
 //
 // With no flags it runs on an in-memory link with a built-in generator that plays the switch and
 // the hosts behind it (hosts on the LAN ports sending to the internet and pinging the router, the
-// internet answering, a share of frames the router must drop: bad tag, unknown switch port, TTL 1,
-// bad checksum, no ARP answer), prints bwm-ng-style rates per port and interface every -interval,
-// and exits after -duration with final counters and an accounting check: every frame received
-// on the conduit was forwarded, answered, delivered locally or dropped for a named reason, every
-// frame sent left through the right switch port and is right in every field the generator
+// internet answering, a share of frames the router must drop or hold: bad tag, unknown switch
+// port, TTL 1, bad checksum, no ARP answer; the hosts and the gateway answer the router's ARP),
+// prints bwm-ng-style rates per port and interface every -interval, and exits after -duration
+// with final counters and an accounting check: every frame received on the conduit was
+// forwarded, answered, delivered locally, held for a neighbour or dropped for a named reason,
+// every frame sent left through the right switch port and is right in every field the generator
 // checks, and no buffer leaked.
 //
 // With -backend afpacket or afxdp it runs on a real conduit interface (-conduit), with -workers

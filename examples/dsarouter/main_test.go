@@ -60,10 +60,16 @@ func TestRunAccounts(t *testing.T) {
 					t.Errorf("no dsa %v drops: %v", reason, r.DSADrops)
 				}
 			}
-			if r.Routing.Local < numLANPorts*hostsPerLAN || r.LocalReleased != r.Routing.Local {
-				t.Errorf("local frames (the hosts' ARPs): %d, released %d", r.Routing.Local, r.LocalReleased)
+			if n := r.Neigh; r.Routing.Local < numLANPorts*hostsPerLAN || n.ARPIn != r.Routing.Local || r.LocalReleased != 0 {
+				t.Errorf("local frames (the hosts' ARPs): %d, to the neighbour table %d, released %d", r.Routing.Local, n.ARPIn, r.LocalReleased)
 			}
-			for _, reason := range []fwd.Reason{fwd.DropTTL, fwd.DropChecksum, fwd.DropUnresolved} {
+			// The router resolved the hosts and the gateway by ARP (its requests flooded on the
+			// LAN), and held the frames for the address nobody answers.
+			if n := r.Neigh; n.Hosts < numLANPorts*hostsPerLAN || r.ARPReplies < numLANPorts*hostsPerLAN+1 || r.Flooded == 0 ||
+				n.Ready == 0 || n.HoldIn == 0 || r.ARPSunk == 0 {
+				t.Errorf("neighbours: %+v; ARP delivered %d, answered %d, flood copies %d", n, r.ARPSunk, r.ARPReplies, r.Flooded)
+			}
+			for _, reason := range []fwd.Reason{fwd.DropTTL, fwd.DropChecksum} {
 				if r.Routing.Drops[reason] == 0 {
 					t.Errorf("no fwd %v drops: %+v", reason, r.Routing.Drops)
 				}
@@ -196,7 +202,15 @@ type rig struct {
 	sb  *frame.Batch
 }
 
-func newRig(tb testing.TB, cfg Config) *rig {
+// newRig is a rig whose neighbours (the 16 hosts, the gateway) are permanent entries of the
+// neighbour table: no ARP, nothing held, so that what a test sends comes out at once.
+func newRig(tb testing.TB, cfg Config) *rig { return buildRig(tb, cfg, true) }
+
+// newARPRig is a rig whose router resolves its neighbours by ARP, which the generator's hosts and
+// gateway answer.
+func newARPRig(tb testing.TB, cfg Config) *rig { return buildRig(tb, cfg, false) }
+
+func buildRig(tb testing.TB, cfg Config, static bool) *rig {
 	tb.Helper()
 	top, l, err := buildMem(cfg)
 	if err != nil {
@@ -206,6 +220,18 @@ func newRig(tb testing.TB, cfg Config) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	for lan := 0; static && lan < numLANPorts; lan++ {
+		for h := 0; h < hostsPerLAN; h++ {
+			if err := top.table.AddStatic(ifLAN, addr(hostIP(lan, h)), hostMAC(lan, h)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if static {
+		if err := top.table.AddStatic(ifWAN, gatewayIP, gatewayMAC); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	r := &rig{t: top, l: l, d: d, g: newGenerator(top, l, cfg),
 		in: frame.NewBatch(cfg.Batch), out: frame.NewBatch(cfg.Batch + numLANPorts*hostsPerLAN), sb: frame.NewBatch(cfg.Batch)}
 	r.g.hello(r.out)
@@ -213,16 +239,23 @@ func newRig(tb testing.TB, cfg Config) *rig {
 	return r
 }
 
-// send puts r.out on the link, forwards everything queued and sinks the result.
+// send puts r.out on the link, forwards everything queued and sinks the result, again while the
+// hosts answer ARP.
 func (r *rig) send() {
 	r.l.swEnd.Send(r.out)
-	for {
-		if n, _ := r.l.eth0.Recv(r.in); n == 0 {
-			break
+	for round := 0; round < 8; round++ {
+		for {
+			if n, _ := r.l.eth0.Recv(r.in); n == 0 {
+				break
+			}
+			r.d.step(r.in)
 		}
-		r.d.step(r.in)
+		answered := r.g.arpReplies.Load()
+		r.g.sink(r.sb)
+		if r.g.arpReplies.Load() == answered {
+			return
+		}
 	}
-	r.g.sink(r.sb)
 }
 
 // result is what the rig counted so far.
@@ -327,7 +360,7 @@ func TestBridgeLearning(t *testing.T) {
 	r.frameTo(t, 0, 0)
 	r.send()
 	r.d.flush()
-	if drops, _ := r.t.bridgeDrops(); drops[dropFDBMiss] != 1 {
+	if drops := r.t.planeCounts().drops; drops[dropFDBMiss] != 1 {
 		t.Fatalf("fdb-miss %d, want 1", drops[dropFDBMiss])
 	}
 	if r.l.pool.InUse() != 0 {
@@ -391,8 +424,8 @@ func TestICMPErrorsEchoAndLocal(t *testing.T) {
 		if res.Routing.ICMPErrors != 2 || res.Routing.Echoed != 2 || res.TxCopied != 2 {
 			t.Fatalf("vid %d: %+v, eth0 copied %d", vid, res.Routing, res.TxCopied)
 		}
-		if res.Routing.Local != numLANPorts*hostsPerLAN || res.LocalReleased != res.Routing.Local {
-			t.Fatalf("vid %d: local %d, released %d", vid, res.Routing.Local, res.LocalReleased)
+		if res.Routing.Local != numLANPorts*hostsPerLAN || res.Neigh.ARPIn != res.Routing.Local || res.LocalReleased != 0 {
+			t.Fatalf("vid %d: local %d, to the neighbour table %d, released %d", vid, res.Routing.Local, res.Neigh.ARPIn, res.LocalReleased)
 		}
 		if !res.Balanced() {
 			t.Fatalf("vid %d: not balanced: %+v", vid, res)
@@ -403,6 +436,11 @@ func TestICMPErrorsEchoAndLocal(t *testing.T) {
 		sent := func(r *Result, port int) { r.Tagged++; r.ConduitTx++; r.Delivered[port]++ }
 		for name, mod := range map[string]func(*Result){
 			"a local frame not released": func(r *Result) { received(r); r.Routing.Local++ },
+			"a held frame lost":          func(r *Result) { received(r); r.Routing.Held++; r.Neigh.HoldIn++; r.Neigh.Held++ },
+			"a held frame resumed twice": func(r *Result) { r.Neigh.Ready++ },
+			"an ARP frame not tagged":    func(r *Result) { r.Neigh.RequestsSent++ },
+			"a flood copy not tagged":    func(r *Result) { r.Flooded++ },
+			"an ARP frame undelivered":   func(r *Result) { r.Neigh.RequestsSent++; sent(r, swLAN1) },
 			"an ICMP error not tagged":   func(r *Result) { r.Routing.ICMPErrors++ },
 			"an echo reply lost": func(r *Result) {
 				received(r)
@@ -560,8 +598,9 @@ func TestFDBShared(t *testing.T) {
 }
 
 // The steady-state loop allocates nothing: receive, demux, learn, route, answer pings, ICMP
-// errors, bridge, tag, send, and the generator's side too — with PTP classification and a WAN VLAN
-// as well — and frames do move meanwhile.
+// errors, hold the frames of a neighbour that does not answer (neigh.Table.Hold, Poll), bridge,
+// tag, send, and the generator's side too — with PTP classification and a WAN VLAN as well — and
+// frames do move meanwhile.
 func TestStepAllocs(t *testing.T) {
 	for _, c := range []struct {
 		tagger string
@@ -570,6 +609,8 @@ func TestStepAllocs(t *testing.T) {
 	}{{"edsa", 0, nil}, {"edsa", 7, []string{"lan1", "lan2", "lan3", "lan4"}}, {"ksz9477", 0, []string{"lan1"}}, {"mtk", 7, nil}} {
 		cfg := defaultConfig()
 		cfg.Tagger, cfg.WANVID, cfg.PTP, cfg.Bad = c.tagger, c.vid, c.ptp, 0.05
+		frozen := time.Now()
+		cfg.now = func() time.Time { return frozen } // no neighbour timer runs out meanwhile
 		r := newRig(t, cfg)
 		step := func() {
 			r.g.fill(r.out)
@@ -585,11 +626,163 @@ func TestStepAllocs(t *testing.T) {
 		moved := sum(after.Delivered[:]) - sum(before.Delivered[:])
 		echoed := after.EchoSunk[0] + after.EchoSunk[1] - before.EchoSunk[0] - before.EchoSunk[1]
 		icmp := after.ICMPSunk[0] + after.ICMPSunk[1] - before.ICMPSunk[0] - before.ICMPSunk[1]
-		if moved < (runs+1)*uint64(cfg.Batch)*3/4 || echoed == 0 || icmp == 0 {
-			t.Errorf("%+v: %d frames delivered (%d echo replies, %d ICMP errors) in %d batches of %d", c, moved, echoed, icmp, runs+1, cfg.Batch)
+		held := after.Neigh.HoldIn - before.Neigh.HoldIn // the frames for the address nobody answers
+		if moved < (runs+1)*uint64(cfg.Batch)*3/4 || echoed == 0 || icmp == 0 || held == 0 {
+			t.Errorf("%+v: %d frames delivered (%d echo replies, %d ICMP errors), %d held, in %d batches of %d", c, moved, echoed, icmp, held, runs+1, cfg.Batch)
 		}
-		if !after.Balanced() || r.l.pool.InUse() != 0 {
+		if !after.Balanced() || r.l.pool.InUse() != int(after.HeldLeft) {
 			t.Errorf("%+v: %+v, in use %d", c, after, r.l.pool.InUse())
 		}
+	}
+}
+
+// The router resolves its neighbours by ARP through the bridge: its request for a LAN host is
+// flooded to lan1-lan4 (the frame and three copies, each tagged for its port), the host behind its
+// own port answers, and the frame held meanwhile comes out of that port; the gateway is resolved on
+// the WAN port (tagged with the WAN VID), and LAN traffic then reaches it; the address nobody
+// answers gets three flooded requests a second apart and then its frame back as ICMP host
+// unreachable to the sender; a reachable host is re-confirmed later with a unicast probe out of
+// its port only. The accounting adds up all along.
+func TestARP(t *testing.T) {
+	for _, vid := range []int{0, 7} {
+		cfg := defaultConfig()
+		cfg.WANVID = vid
+		now := time.Now()
+		cfg.now = func() time.Time { return now }
+		r := newARPRig(t, cfg)
+		check := func(what string, want Result) {
+			t.Helper()
+			res := r.result()
+			if !res.Balanced() || res.Misdelivered != 0 || res.Delivered != want.Delivered || res.ARPSunk != want.ARPSunk ||
+				res.ARPReplies != want.ARPReplies || res.Flooded != want.Flooded || res.ICMPSunk != want.ICMPSunk {
+				t.Fatalf("vid %d, %s: delivered %v, ARP %d answered %d, flood copies %d, ICMP errors %v; want %v, %d, %d, %d, %v\n%+v",
+					vid, what, res.Delivered, res.ARPSunk, res.ARPReplies, res.Flooded, res.ICMPSunk,
+					want.Delivered, want.ARPSunk, want.ARPReplies, want.Flooded, want.ICMPSunk, res)
+			}
+		}
+		// The hellos woke the table: its request for the gateway went out of the WAN port.
+		check("start", Result{Delivered: [numSwPorts]uint64{0, 0, 0, 0, 1}, ARPSunk: 1, ARPReplies: 1})
+		// The internet to host (2, 1) behind lan3: a flooded request, its answer, the frame.
+		r.frameTo(t, 2, 1)
+		r.send()
+		check("to a LAN host", Result{Delivered: [numSwPorts]uint64{1, 1, 2, 1, 1}, ARPSunk: 5, ARPReplies: 2, Flooded: 3})
+		// Host (0, 3) to the internet: the gateway is resolved.
+		r.frameFrom(t, 0, 3, swLAN1)
+		r.send()
+		check("to the internet", Result{Delivered: [numSwPorts]uint64{1, 1, 2, 1, 2}, ARPSunk: 5, ARPReplies: 2, Flooded: 3})
+		// The address nobody answers: three requests, then host unreachable to the internet.
+		udp(r.fromWAN(t), netInternet|5, lanNet|unansweredHost, 40000, 64)
+		r.encode(t, swWAN)
+		r.send()
+		for range 3 {
+			now = now.Add(time.Second)
+			r.d.poll()
+			r.g.sink(r.sb)
+		}
+		check("to nobody", Result{Delivered: [numSwPorts]uint64{4, 4, 5, 4, 3}, ARPSunk: 17, ARPReplies: 2, Flooded: 12, ICMPSunk: [2]uint64{0, 1}})
+		// Past the reachable time host (2, 1) is probed: one request, unicast, out of lan3; its
+		// answer keeps it reachable. (The gateway is probed likewise on the WAN port.)
+		now = now.Add(time.Minute)
+		r.d.poll()
+		now = now.Add(6 * time.Second)
+		r.d.poll()
+		r.send()
+		check("probed", Result{Delivered: [numSwPorts]uint64{4, 4, 6, 4, 4}, ARPSunk: 19, ARPReplies: 4, Flooded: 12, ICMPSunk: [2]uint64{0, 1}})
+		if n := r.t.table.Counters(); n.ProbesSent != 2 || n.Failures != 1 || n.Hosts != 2 || n.HostsRemoved != 1 {
+			t.Fatalf("vid %d: %+v", vid, n)
+		}
+	}
+}
+
+// The switch's check takes an ARP frame from the router only as one it may send: a request
+// (broadcast, or a probe to the host's MAC out of the host's port) for an address of that side's
+// subnet, an announcement of its own address, a reply to the host that asked; from its MAC and
+// address on that side, with the WAN VID on the WAN port.
+func TestCheckARP(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.WANVID = 7
+	g := &generator{cfg: cfg}
+	build := func(wan bool, op uint16, dst frame.MAC, tpa uint32, tha frame.MAC) []byte {
+		d := make([]byte, 64)
+		l3 := 14
+		e := frame.Ether(d)
+		e.SetDst(dst)
+		mac, own := lanMAC, uint32(lanRouterIP)
+		if wan {
+			mac, own, l3 = wanMAC, wanRouterIP, 18
+			binary.BigEndian.PutUint16(d[12:], frame.TypeVLAN)
+			binary.BigEndian.PutUint16(d[14:], 7)
+		}
+		e.SetSrc(mac)
+		binary.BigEndian.PutUint16(d[l3-2:], frame.TypeARP)
+		a := d[l3:]
+		binary.BigEndian.PutUint64(a, 0x0001080006040000|uint64(op))
+		copy(a[8:], mac[:])
+		binary.BigEndian.PutUint32(a[14:], own)
+		copy(a[18:], tha[:])
+		binary.BigEndian.PutUint32(a[24:], tpa)
+		return d[:l3+46]
+	}
+	h := hostMAC(2, 1)
+	good := []struct {
+		name string
+		d    []byte
+		port int
+	}{
+		{"request", build(false, 1, broadcast, hostIP(2, 1), frame.MAC{}), swLAN1},
+		{"request for nobody", build(false, 1, broadcast, lanNet|unansweredHost, frame.MAC{}), swLAN1 + 3},
+		{"probe", build(false, 1, h, hostIP(2, 1), h), swLAN1 + 2},
+		{"announcement", build(false, 1, broadcast, lanRouterIP, frame.MAC{}), swLAN1 + 1},
+		{"reply", build(false, 2, h, hostIP(2, 1), h), swLAN1 + 2},
+		{"gateway request", build(true, 1, broadcast, binary.BigEndian.Uint32(gatewayIP.AsSlice()), frame.MAC{}), swWAN},
+		{"WAN announcement", build(true, 1, broadcast, wanRouterIP, frame.MAC{}), swWAN},
+	}
+	for _, c := range good {
+		if k := g.check(c.d, c.port); k != sentARP {
+			t.Errorf("%s: taken as %d", c.name, k)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		d    []byte
+		port int
+	}{
+		{"a probe out of another port", build(false, 1, h, hostIP(2, 1), h), swLAN1},
+		{"a probe to another MAC", build(false, 1, hostMAC(2, 2), hostIP(2, 1), h), swLAN1 + 2},
+		{"a probe for nobody", build(false, 1, h, lanNet|unansweredHost, h), swLAN1 + 2},
+		{"an announcement unicast", build(false, 1, h, lanRouterIP, frame.MAC{}), swLAN1 + 2},
+		{"a request off the subnet", build(false, 1, broadcast, wanNet|1, frame.MAC{}), swLAN1},
+		{"a request for the subnet's broadcast", build(false, 1, broadcast, lanNet|0xff, frame.MAC{}), swLAN1},
+		{"a reply to another host", build(false, 2, hostMAC(2, 2), hostIP(2, 1), h), swLAN1 + 2},
+		{"a reply broadcast", build(false, 2, broadcast, hostIP(2, 1), h), swLAN1 + 2},
+		{"operation 3", build(false, 3, broadcast, hostIP(2, 1), frame.MAC{}), swLAN1},
+		{"a LAN request on the WAN port", build(false, 1, broadcast, hostIP(2, 1), frame.MAC{}), swWAN},
+		{"a WAN request on a LAN port", build(true, 1, broadcast, binary.BigEndian.Uint32(gatewayIP.AsSlice()), frame.MAC{}), swLAN1},
+	} {
+		if k := g.check(c.d, c.port); k != sentBad {
+			t.Errorf("%s: taken as %d", c.name, k)
+		}
+	}
+	for name, mod := range map[string]func(d []byte){
+		"source MAC":     func(d []byte) { d[11] ^= 1 },
+		"sender MAC":     func(d []byte) { d[14+13] ^= 1 },
+		"sender address": func(d []byte) { d[14+17]++ },
+		"hardware type":  func(d []byte) { d[14+1] = 6 },
+		"truncated":      nil,
+	} {
+		d := append([]byte(nil), good[0].d...)
+		if mod != nil {
+			mod(d)
+		} else {
+			d = d[:14+27]
+		}
+		if k := g.check(d, good[0].port); k != sentBad {
+			t.Errorf("request with %s wrong: taken as %d", name, k)
+		}
+	}
+	d := append([]byte(nil), good[5].d...)
+	d[15] = 8 // another VID
+	if k := g.check(d, swWAN); k != sentBad {
+		t.Errorf("a gateway request with VID 8: taken as %d", k)
 	}
 }

@@ -18,11 +18,13 @@ import (
 // and fwd worker, and the one shared LAN FDB, until ctx ends; then every worker drains what it
 // was handed and the final counters are checked.
 //
-// The router's MAC on br-lan and on wan is the conduit's own, as DSA user ports inherit it.
-// Neighbours are the static ones of the in-memory world (the gateway 02:67:77:00:00:01, the LAN
-// hosts 02:68:6f:00:N:h at 192.168.1.N0+h); there is no ARP: ARP and other frames for the router
-// are released and counted. The conduit is opened in promiscuous mode, as several tag formats put
-// something other than the conduit's MAC where the NIC filters.
+// The router's MAC on br-lan and on wan is the conduit's own, as DSA user ports inherit it. It
+// resolves its neighbours by ARP (each worker's resolver, one shared neighbour table): the ISP's
+// gateway 203.0.113.1 on wan, the LAN hosts as traffic for them comes, its requests on br-lan
+// flooded to lan1-lan4; it answers ARP for its addresses, and the final report prints the table as
+// `ip neigh` does. Other frames for the router are released and counted. The conduit is opened in
+// promiscuous mode, as several tag formats put something other than the conduit's MAC where the
+// NIC filters.
 func runReal(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	mac, err := app.IfaceMAC(cfg.Conduit)
 	if err != nil {
@@ -79,5 +81,14 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var r Result
 	t.collect(&r, ports.Stats(0))
 	report(out, r, cfg)
+	fmt.Fprintln(out, "neighbours:")
+	for _, e := range t.table.Entries() {
+		name := t.router.Ifaces()[e.Iface].Name
+		if e.MAC == (frame.MAC{}) {
+			fmt.Fprintf(out, "  %v dev %s %v\n", e.Addr, name, e.State)
+			continue
+		}
+		fmt.Fprintf(out, "  %v dev %s lladdr %v %v\n", e.Addr, name, e.MAC, e.State)
+	}
 	return r, nil
 }

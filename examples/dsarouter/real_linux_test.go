@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,13 +18,18 @@ import (
 )
 
 // The router on a real conduit: a veth end in a namespace of its own, the other end in a second
-// namespace where the test plays the switch with a packet socket. It sends tagged frames as the
-// switch would (tags written by hand from the kernel's formats, tag_dsa.c and tag_8021q.c, not
-// with package dsa): the hosts' ARPs and pings, then traffic both ways, a TTL-1 packet from every
-// LAN port and from the WAN, and a frame from a switch port that does not exist. It decodes the
-// tags of what comes back by hand as the switch would and checks each frame: the right switch
-// port, MACs, WAN VLAN, TTL, checksums, ICMP time exceeded quoting the sender's packet, echo
-// replies; and that the router's accounting adds up.
+// namespace where the test plays the switch, its hosts and the ISP's gateway with a packet socket.
+// It sends tagged frames as the switch would (tags written by hand from the kernel's formats,
+// tag_dsa.c and tag_8021q.c, not with package dsa): the hosts' ARPs (lan1's and lan2's ask for the
+// router's address, lan3's and lan4's only announce themselves) and pings, a frame each way for
+// every host, then traffic both ways, a TTL-1 packet from every LAN port and from the WAN, and a
+// frame from a switch port that does not exist. It decodes the tags of what comes back by hand as
+// the switch would, answers the router's ARP requests for the hosts and the gateway from their
+// ports, and checks each frame: the right switch port, MACs, WAN VLAN, TTL, checksums, ICMP time
+// exceeded quoting the sender's packet, echo replies, ARP (the router's replies out of the asking
+// host's port, its requests for lan3's and lan4's hosts flooded to all four LAN ports, for the
+// gateway out of the WAN port); that the router's neighbour table has the hosts and the gateway;
+// and that its accounting adds up.
 func TestRealAFPacketEDSA(t *testing.T)  { testReal(t, app.AFPacket, "edsa", 7, 2) }
 func TestRealAFPacket8021Q(t *testing.T) { testReal(t, app.AFPacket, "ocelot-8021q", 7, 1) }
 func TestRealAFXDPEDSA(t *testing.T)     { testReal(t, app.AFXDP, "edsa", 0, 1) }
@@ -100,24 +106,41 @@ func plainIPv4(dst, src frame.MAC, vid int, fill func([]byte)) []byte {
 	return append(d, ip...)
 }
 
-func arpHello(lan int) []byte {
-	d := make([]byte, 60)
-	e := frame.Ether(d)
-	e.SetDst(frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	e.SetSrc(hostMAC(lan, 0))
-	e.SetType(frame.TypeARP)
-	a := d[14:]
-	copy(a, []byte{0, 1, 8, 0, 6, 4, 0, 1})
-	m := hostMAC(lan, 0)
-	copy(a[8:], m[:])
-	binary.BigEndian.PutUint32(a[14:], hostIP(lan, 0))
-	binary.BigEndian.PutUint32(a[24:], hostIP(lan, 0))
-	return d
+// arpFrame builds an ARP packet (operation op; sender sha/spa, target tha/tpa) in an untagged
+// (vid 0) or 802.1Q-tagged Ethernet frame from src to dst.
+func arpFrame(dst, src frame.MAC, vid int, op uint16, sha frame.MAC, spa uint32, tha frame.MAC, tpa uint32) []byte {
+	d := make([]byte, 0, 64)
+	d = append(append(d, dst[:]...), src[:]...)
+	if vid != 0 {
+		d = append(d, 0x81, 0x00, byte(vid>>8), byte(vid))
+	}
+	a := make([]byte, 2+46)
+	binary.BigEndian.PutUint16(a, frame.TypeARP)
+	binary.BigEndian.PutUint64(a[2:], 0x0001080006040000|uint64(op))
+	copy(a[2+8:], sha[:])
+	binary.BigEndian.PutUint32(a[2+14:], spa)
+	copy(a[2+18:], tha[:])
+	binary.BigEndian.PutUint32(a[2+24:], tpa)
+	return append(d, a...)
 }
 
-// What the test's switch got back, by switch port and kind.
+// arpHello is what LAN host (lan, 0) sends when its link comes up: a request for the router's
+// address (ask), or else a gratuitous ARP announcing its own.
+func arpHello(lan int, ask bool) []byte {
+	tpa := hostIP(lan, 0)
+	if ask {
+		tpa = lanRouterIP
+	}
+	return arpFrame(broadcast, hostMAC(lan, 0), 0, 1, hostMAC(lan, 0), hostIP(lan, 0), frame.MAC{}, tpa)
+}
+
+// What the test's switch got back, by switch port and kind; ARP requests by switch port and the
+// address asked for, the router's ARP replies by switch port; answers to send back.
 type got struct {
 	fwd, icmp, echo [numSwPorts]int
+	requests        map[[2]uint32]int
+	replies         [numSwPorts]int
+	answers         [][]byte
 }
 
 func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers int) {
@@ -179,7 +202,7 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 			t.Fatalf("the switch's socket sent %d of %d: %v", n, len(frames), err)
 		}
 	}
-	var g got
+	g := got{requests: map[[2]uint32]int{}}
 	var wrong []string
 	rb := frame.NewBatch(64)
 	collect := func(done func() bool) {
@@ -195,6 +218,10 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 				}
 			}
 			rb.Free()
+			if len(g.answers) > 0 {
+				send(g.answers)
+				g.answers = g.answers[:0]
+			}
 		}
 	}
 	wanSide := func(fill func([]byte)) []byte {
@@ -204,16 +231,29 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 		return switchTag(tagger, plainIPv4(routerMAC, hostMAC(lan, 0), 0, fill), swLAN1+lan)
 	}
 
-	// The hosts say hello and ping the router (which teaches the bridge their ports, whichever
-	// worker sees which frame); the internet pings the WAN address.
+	// The hosts say hello (lan1's and lan2's ask for the router's address, which teaches the router
+	// theirs) and ping the router (which teaches the bridge their ports, whichever worker sees which
+	// frame); the internet pings the WAN address.
 	var first [][]byte
 	for lan := 0; lan < numLANPorts; lan++ {
-		first = append(first, switchTag(tagger, arpHello(lan), swLAN1+lan),
+		first = append(first, switchTag(tagger, arpHello(lan, lan < 2), swLAN1+lan),
 			lanSide(lan, func(ip []byte) { echoRequest(ip, hostIP(lan, 0), lanRouterIP, uint16(lan)) }))
 	}
 	first = append(first, wanSide(func(ip []byte) { echoRequest(ip, netInternet|77, wanRouterIP, 9) }))
 	send(first)
-	collect(func() bool { return g.echo == [numSwPorts]int{1, 1, 1, 1, 1} })
+	collect(func() bool {
+		return g.echo == [numSwPorts]int{1, 1, 1, 1, 1} && g.replies == [numSwPorts]int{1, 1, 0, 0, 0}
+	})
+	// A frame each way for every host: the router resolves lan3's and lan4's hosts and the gateway
+	// (the switch answers), holding the frames meanwhile.
+	var resolve [][]byte
+	for lan := 0; lan < numLANPorts; lan++ {
+		resolve = append(resolve,
+			lanSide(lan, func(ip []byte) { udp(ip, hostIP(lan, 0), netInternet|200, 443, 64) }),
+			wanSide(func(ip []byte) { udp(ip, netInternet|200, hostIP(lan, 0), 40000, 64) }))
+	}
+	send(resolve)
+	collect(func() bool { return g.fwd == [numSwPorts]int{1, 1, 1, 1, numLANPorts} })
 
 	// Traffic both ways, TTL 1 from every side, and a switch port that does not exist.
 	const perPort = 25
@@ -236,11 +276,12 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 		traffic = traffic[n:]
 	}
 	want := got{
-		fwd:  [numSwPorts]int{perPort, perPort, perPort, perPort, numLANPorts * perPort},
+		fwd:  [numSwPorts]int{perPort + 1, perPort + 1, perPort + 1, perPort + 1, numLANPorts * (perPort + 1)},
 		icmp: [numSwPorts]int{1, 1, 1, 1, 1},
 		echo: [numSwPorts]int{1, 1, 1, 1, 1},
 	}
-	collect(func() bool { return g == want })
+	same := func() bool { return g.fwd == want.fwd && g.icmp == want.icmp && g.echo == want.echo }
+	collect(same)
 	cancel()
 	wg.Wait()
 	if runErr != nil {
@@ -250,24 +291,46 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 	for _, w := range wrong {
 		t.Error(w)
 	}
-	if g != want {
-		t.Errorf("the switch got %+v, want %+v", g, want)
+	if !same() || g.replies != [numSwPorts]int{1, 1, 0, 0, 0} {
+		t.Errorf("the switch got %+v, want %+v (and the router's ARP replies on lan1 and lan2)", g, want)
+	}
+	// The router asked for lan3's and lan4's hosts on every LAN port (flooded), and for the
+	// gateway on the WAN port; it knew lan1's and lan2's hosts from their requests.
+	for _, lan := range []int{2, 3} {
+		for u := swLAN1; u < swLAN1+numLANPorts; u++ {
+			if g.requests[[2]uint32{uint32(u), hostIP(lan, 0)}] == 0 {
+				t.Errorf("no request for %v out of lan%d: %v", addr(hostIP(lan, 0)), u+1, g.requests)
+			}
+		}
+	}
+	gw := binary.BigEndian.Uint32(gatewayIP.AsSlice())
+	if g.requests[[2]uint32{swWAN, gw}] == 0 || g.requests[[2]uint32{swLAN1, hostIP(0, 0)}] != 0 {
+		t.Errorf("ARP requests by port and address: %v", g.requests)
+	}
+	for lan := 0; lan < numLANPorts; lan++ {
+		if w := fmt.Sprintf("%v dev br-lan lladdr %v ", addr(hostIP(lan, 0)), hostMAC(lan, 0)); !strings.Contains(out.String(), w) {
+			t.Errorf("the router's neighbour table lacks %q", w)
+		}
+	}
+	if w := fmt.Sprintf("%v dev %s lladdr %v ", gatewayIP, wanIfName(cfg), gatewayMAC); !strings.Contains(out.String(), w) {
+		t.Errorf("the router's neighbour table lacks %q", w)
 	}
 	if !res.Balanced() {
 		t.Errorf("accounting mismatch: %+v", res)
 	}
-	c := res.Routing
-	if c.Forwarded != 2*numLANPorts*perPort || c.ICMPErrors != numLANPorts+1 || c.Echoed != numLANPorts+1 ||
-		c.Local < numLANPorts || res.LocalReleased != c.Local || c.Dropped() != numLANPorts+1 {
-		t.Errorf("router counters: %+v (local released %d)", c, res.LocalReleased)
+	c, n := res.Routing, res.Neigh
+	if c.Forwarded != 2*numLANPorts*(perPort+1) || c.ICMPErrors != numLANPorts+1 || c.Echoed != numLANPorts+1 ||
+		c.Local < numLANPorts || n.ARPIn != c.Local || res.LocalReleased != 0 || c.Dropped() != numLANPorts+1 ||
+		n.Failed != 0 || n.RepliesSent != 2 || n.Learned != 2 {
+		t.Errorf("router counters: %+v, neighbours %+v (local released %d)", c, n, res.LocalReleased)
 	}
 	if res.DSADrops[dsa.ReasonPort] == 0 { // the frame from switch port 6
 		t.Errorf("no frame dropped for its unknown switch port: %v", res.DSADrops)
 	}
-	// AF_XDP copies the ICMP errors from the router's pool into its UMEM (AF_PACKET's sendmmsg
-	// sends from any memory).
-	if backend == app.AFXDP && res.TxCopied != numLANPorts+1 {
-		t.Errorf("eth0 copied %d frames from the router's pool, want the %d ICMP errors", res.TxCopied, numLANPorts+1)
+	// AF_XDP copies the frames of the router's pool into its UMEM (AF_PACKET's sendmmsg sends from
+	// any memory): the ICMP errors, the ARP frames and their flood copies, the held frames resumed.
+	if fromPool := c.ICMPErrors + app.ARPSent(n) + res.Flooded + n.Ready; backend == app.AFXDP && res.TxCopied != fromPool {
+		t.Errorf("eth0 copied %d frames from the router's pool, want the %d ICMP errors, ARP frames and held frames", res.TxCopied, fromPool)
 	}
 }
 
@@ -283,15 +346,18 @@ func (g *got) judge(tagger string, d []byte, routerMAC frame.MAC, wanVID int) er
 	e := frame.Ether(p)
 	l3 := 14
 	routerIP := uint32(lanRouterIP)
+	if port == swWAN && wanVID != 0 {
+		if binary.BigEndian.Uint16(p[12:]) != frame.TypeVLAN || int(binary.BigEndian.Uint16(p[14:])&0xfff) != wanVID {
+			return fmt.Errorf("wan: not tagged with VID %d: % x", wanVID, p[12:18])
+		}
+		l3 = 18
+	}
+	if e.Src() == routerMAC && binary.BigEndian.Uint16(p[l3-2:]) == frame.TypeARP {
+		return g.arp(tagger, p, l3, port, routerMAC, wanVID)
+	}
 	if port == swWAN {
 		if e.Dst() != gatewayMAC {
 			return fmt.Errorf("wan: to %v, not the gateway", e.Dst())
-		}
-		if wanVID != 0 {
-			if binary.BigEndian.Uint16(p[12:]) != frame.TypeVLAN || int(binary.BigEndian.Uint16(p[14:])&0xfff) != wanVID {
-				return fmt.Errorf("wan: not tagged with VID %d: % x", wanVID, p[12:18])
-			}
-			l3 = 18
 		}
 		routerIP = wanRouterIP
 	} else if e.Dst() != hostMAC(port-swLAN1, 0) {
@@ -335,4 +401,45 @@ func (g *got) judge(tagger string, d []byte, routerMAC frame.MAC, wanVID int) er
 		return fmt.Errorf("port %d: ICMP type %d", port, m[0])
 	}
 	return fmt.Errorf("port %d: protocol %d", port, ip.Protocol())
+}
+
+// arp checks an ARP frame the router sent out of switch port port (p, its plain frame; the ARP
+// packet at l3), counts it, and queues the answer of the host or gateway a request is for when it
+// is behind that port.
+func (g *got) arp(tagger string, p []byte, l3, port int, routerMAC frame.MAC, wanVID int) error {
+	a := p[l3:]
+	if len(a) < 28 || binary.BigEndian.Uint64(a) & ^uint64(0xffff) != 0x0001080006040000 || frame.MAC(a[8:14]) != routerMAC {
+		return fmt.Errorf("port %d: ARP % x", port, a[:min(len(a), 28)])
+	}
+	own := uint32(lanRouterIP)
+	if port == swWAN {
+		own = wanRouterIP
+	}
+	spa, tpa := binary.BigEndian.Uint32(a[14:]), binary.BigEndian.Uint32(a[24:])
+	dst := frame.Ether(p).Dst()
+	switch op := binary.BigEndian.Uint16(a[6:]); {
+	case spa != own:
+		return fmt.Errorf("port %d: ARP from %v", port, addr(spa))
+	case op == 2: // the router's answer to a host that asked for its address
+		if port == swWAN || dst != hostMAC(port-swLAN1, 0) || binary.BigEndian.Uint32(a[24:]) != hostIP(port-swLAN1, 0) {
+			return fmt.Errorf("port %d: ARP reply to %v (%v)", port, dst, addr(tpa))
+		}
+		g.replies[port]++
+		return nil
+	case op != 1 || dst != broadcast && tpa == own:
+		return fmt.Errorf("port %d: ARP operation %d to %v", port, op, dst)
+	}
+	g.requests[[2]uint32{uint32(port), tpa}]++
+	// The host or gateway asked for answers, if it is behind this port.
+	m, vid := frame.MAC{}, 0
+	switch {
+	case port == swWAN && tpa == binary.BigEndian.Uint32(gatewayIP.AsSlice()):
+		m, vid = gatewayMAC, wanVID
+	case port != swWAN && tpa == hostIP(port-swLAN1, 0):
+		m = hostMAC(port-swLAN1, 0)
+	default:
+		return nil // an announcement, or a request for a host behind another port
+	}
+	g.answers = append(g.answers, switchTag(tagger, arpFrame(routerMAC, m, vid, 2, m, tpa, routerMAC, own), port))
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/neigh"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -42,6 +43,8 @@ type Config struct {
 	ownPool bool
 	// ready (tests) is called once the ports are open and the workers started.
 	ready func()
+	// now (tests) is the neighbour table's clock (nil: time.Now).
+	now func() time.Time
 }
 
 func defaultConfig() Config {
@@ -164,6 +167,7 @@ var (
 	lanMAC     = frame.MAC{0x02, 0x77, 0x73, 0x00, 0x00, 0x01}
 	wanMAC     = frame.MAC{0x02, 0x77, 0x73, 0x00, 0x00, 0x02}
 	gatewayMAC = frame.MAC{0x02, 0x67, 0x77, 0x00, 0x00, 0x01}
+	gatewayIP  = netip.AddrFrom4([4]byte{203, 0, 113, 1}) // the ISP's gateway: the default route's next hop
 )
 
 func hostMAC(lan, h int) frame.MAC { return frame.MAC{0x02, 0x68, 0x6f, 0x00, byte(lan), byte(h)} }
@@ -213,8 +217,10 @@ func usableTaggers() []string {
 type topology struct {
 	cfg    Config
 	tagger dsa.Tagger
-	pool   *frame.Pool // the router's pool (fwd.Config.Pool): the frames it generates
+	pool   *frame.Pool // the router's pool (fwd.Config.Pool, neigh.Config.Pool): the frames it generates and holds
 	router *fwd.Router
+	table  *neigh.Table // the neighbour table beside it, shared by the data planes
+	demux  *vlan.Demux
 	fdb    *fdb  // the LAN bridge's, shared by the data planes
 	ptp    []int // switch ports with timestamping on
 	dc     dsa.Config
@@ -255,34 +261,42 @@ func build(cfg Config, lanMAC, wanMAC frame.MAC, pool *frame.Pool) (*topology, e
 		{Name: wanIfName(cfg), MAC: wanMAC, Addrs: []netip.Prefix{netip.PrefixFrom(addr(wanRouterIP), 24)}},
 	}
 
-	// Next hops: 0 the ISP's gateway, 1 an unresolved LAN neighbour (dropped, as a router without
-	// an ARP answer would), 2+ one per LAN host: the neighbour table, as /32 routes.
+	// Next hops: 0 the ISP's gateway, 1 the LAN's subnet, 2 the WAN's, all resolved by ARP (each
+	// host of a subnet the table resolves gets a next hop of its own, from hostNextHops, and a /32
+	// route).
 	nexthops := new(fib.NextHops)
-	nhs := []fib.NextHopChange{
-		{Index: 0, Entry: fib.NextHop{Ifindex: ifWAN, DstMAC: gatewayMAC}},
-		{Index: 1, Entry: fib.NextHop{Ifindex: ifLAN, Flags: fib.NextHopUnresolved}},
-	}
-	changes := []fib.Change{
-		{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0},
-		{Prefix: netip.MustParsePrefix("192.168.1.0/24"), NextHop: 1},
-	}
-	for lan := 0; lan < numLANPorts; lan++ {
-		for h := 0; h < hostsPerLAN; h++ {
-			i := uint32(2 + lan*hostsPerLAN + h)
-			nhs = append(nhs, fib.NextHopChange{Index: i, Entry: fib.NextHop{Ifindex: ifLAN, DstMAC: hostMAC(lan, h)}})
-			changes = append(changes, fib.Change{Prefix: netip.PrefixFrom(addr(hostIP(lan, h)), 32), NextHop: i})
-		}
-	}
-	if err := nexthops.Apply(nhs); err != nil {
-		return nil, err
-	}
 	routes := fib.New()
-	if err := routes.Apply(changes); err != nil {
+	t.table, err = neigh.New(&neigh.Config{
+		Ifaces:   []neigh.Iface{{MAC: lanMAC, Addrs: ifaces[ifLAN].Addrs}, {MAC: wanMAC, Addrs: ifaces[ifWAN].Addrs}},
+		NextHops: nexthops, Pool: pool, Now: cfg.now, Hosts: neigh.FIBHosts(routes), HostNextHops: hostNextHops,
+	})
+	if err != nil {
 		return nil, err
 	}
-	t.router, err = fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nexthops, Pool: pool})
+	if err := routes.Apply([]fib.Change{
+		{Prefix: netip.MustParsePrefix("0.0.0.0/0"), NextHop: 0},
+		{Prefix: ifaces[ifLAN].Addrs[0].Masked(), NextHop: 1},
+		{Prefix: ifaces[ifWAN].Addrs[0].Masked(), NextHop: 2},
+	}); err != nil {
+		return nil, err
+	}
+	if err := t.table.AddNextHop(0, ifWAN, gatewayIP); err != nil {
+		return nil, err
+	}
+	if err := t.table.AddSubnet(1, ifLAN); err != nil {
+		return nil, err
+	}
+	if err := t.table.AddSubnet(2, ifWAN); err != nil {
+		return nil, err
+	}
+	t.demux = demux
+	t.router, err = fwd.New(demux, &fwd.Config{Ifaces: ifaces, Routes: routes, NextHops: nexthops, Pool: pool, HoldUnresolved: true})
 	return t, err
 }
+
+// hostNextHops are the next-hop indices the neighbour table gives the hosts of the connected
+// subnets: every host of both /24s.
+var hostNextHops = neigh.IndexRange{First: 16, Count: 2 * 254}
 
 func wanIfName(cfg Config) string {
 	if cfg.WANVID != 0 {
@@ -299,21 +313,32 @@ func addr(a uint32) netip.Addr {
 
 // Bridge drop reasons: what the data plane could not hand to the conduit after routing.
 const (
-	dropFDBMiss = iota // no learnt switch port for the frame's destination MAC (a real bridge would flood)
+	dropFDBMiss = iota // unicast to a MAC the bridge learnt no switch port for (a real bridge would flood it)
 	dropNoRoom         // the conduit batch was full (the batches are sized so that it never is)
 	numBridgeReasons
 )
 
 var bridgeReasonNames = [numBridgeReasons]string{"fdb-miss", "no-room"}
 
+// The LAN bridge floods what is broadcast or multicast (the router's ARP requests and
+// announcements) to lan1-lan4: the frame to lan1 and a copy to each other LAN port, each tagged for
+// its port (every tag format can address one port; some could take a port mask, dsa.SendTo, which
+// the example does not use). It does so for the frames the neighbour table sends (the resolver's
+// ports, planePort), whose buffers are the router's pool; unicast to a MAC it never learnt is
+// dropped as fdb-miss: the router only sends unicast to hosts that answered its ARP, and their
+// answers taught the bridge their ports.
+
 // dataPlane is one worker's pipeline: conduit demux, bridge ingress (learning), fwd (IPv4
 // checks, route lookup, rewrite, ICMP errors, echo replies), bridge egress (switch port by learnt
 // MAC), conduit tagging and one Send on the conduit per batch (and one more for the frames the
-// router generated, which live in its own pool).
+// router generated, which live in its own pool). Beside fwd, its neighbour resolver (app.Resolver)
+// takes the ARP frames for the router and the frames of unresolved neighbours; what the resolver
+// sends (ARP, held frames once resolved, ICMP host unreachable) goes through the same bridge and
+// tagging, LAN broadcasts flooded (planePort).
 //
-// A dataPlane belongs to one goroutine: step and flush must not be called concurrently. Each has
-// its own Conduit; the FDB is the topology's, shared. Counters are published by flush for any
-// goroutine to read.
+// A dataPlane belongs to one goroutine: step, poll and flush must not be called concurrently. Each
+// has its own Conduit and resolver; the FDB and the neighbour table are the topology's, shared.
+// Counters are published by flush for any goroutine to read.
 type dataPlane struct {
 	t        *topology
 	fw       *fwd.Worker
@@ -323,13 +348,48 @@ type dataPlane struct {
 	reinsert bool               // put a VLAN tag the port reported out of band back into the bytes before decoding
 	pend     *frame.Batch       // forwarded frames and echo replies for the conduit (the received batch's arena)
 	gen      *frame.Batch       // the router's ICMP errors and fragments for the conduit (its pool's arena)
+	side     *frame.Batch       // what the resolver sends, bridged (planePort)
 	toPort   [numSwPorts]uint16 // switch port -> router port
 	isLAN    [numSwPorts]bool
+	res      *app.Resolver
+	ports    []xmit.Port // the resolver's ports: portLAN and portWAN through the bridge (planePort)
+	lastPoll time.Time
 
-	drops    [numBridgeReasons]uint64
-	local    uint64 // frames for the router itself, released: there is no ARP or other local stack
-	pubDrop  [numBridgeReasons]atomic.Uint64
-	pubLocal atomic.Uint64
+	drops      [numBridgeReasons]uint64
+	flooded    uint64 // copies the LAN bridge made of broadcast frames (the originals not counted)
+	pubDrop    [numBridgeReasons]atomic.Uint64
+	pubFlooded atomic.Uint64
+	pubLocal   atomic.Uint64 // the resolver's Discarded: local frames other than ARP, released
+	pubARPDrop atomic.Uint64 // the resolver's ARPDrops
+}
+
+// planePort is the data plane's router port p (portLAN, portWAN) as the resolver sends on it: Send
+// bridges the batch to switch ports (flooding LAN broadcasts), tags it and sends it on the conduit.
+type planePort struct {
+	d *dataPlane
+	p int
+}
+
+func (p *planePort) Name() string                     { return [numPorts]string{"br-lan", "wan"}[p.p] }
+func (p *planePort) Recv(b *frame.Batch) (int, error) { return 0, nil }
+func (p *planePort) Stats() xmit.Stats                { return xmit.Stats{} }
+func (p *planePort) Close() error                     { return nil }
+
+// Send implements xmit.Port; it takes every frame of b (b is empty afterwards).
+func (p *planePort) Send(b *frame.Batch) (int, error) {
+	d := p.d
+	n := len(b.Frames)
+	d.side.Adopt(b)
+	var flood *frame.Pool
+	if b.Owner == frame.Owner(d.t.pool) {
+		flood = d.t.pool
+	}
+	d.bridge(b, d.side, p.p == portLAN, swWAN, flood)
+	if len(d.side.Frames) > 0 {
+		d.conduit.Send(d.side, nil)
+		d.eth0.Send(d.side)
+	}
+	return n, nil
 }
 
 // newDataPlane makes a worker's pipeline sending on eth0.
@@ -346,7 +406,10 @@ func (t *topology) newDataPlane(batch int, eth0 xmit.Port) (*dataPlane, error) {
 	d := &dataPlane{
 		t: t, fw: t.router.NewWorker(batch), conduit: c, eth0: eth0, fdb: t.fdb,
 		pend: frame.NewBatch(batch), gen: frame.NewBatch(2 * 4 * batch), // fwd's generated batches hold 4 batches each
+		res: app.NewResolver(t.table, t.demux, batch),
 	}
+	d.side = frame.NewBatch(numLANPorts * max(4*batch, 256)) // the resolver's batches (ARP: 256), flooded
+	d.ports = []xmit.Port{&planePort{d, portLAN}, &planePort{d, portWAN}}
 	for u := 0; u < numSwPorts; u++ {
 		d.toPort[u], d.isLAN[u] = portLAN, u < numLANPorts
 	}
@@ -375,46 +438,55 @@ func (d *dataPlane) step(in *frame.Batch) {
 	}
 	d.pend.Adopt(in)
 	o := d.fw.Process(vlan.PerFramePort, in)
-	d.bridge(o.Egress[portLAN], d.pend, true, 0)
-	d.bridge(o.Egress[portWAN], d.pend, false, swWAN)
-	if n := len(o.Local.Frames) + len(o.Unresolved.Frames); n > 0 {
-		d.local += uint64(n)
-		o.Local.Free()
-		o.Unresolved.Free()
-	}
+	d.bridge(o.Egress[portLAN], d.pend, true, 0, nil)
+	d.bridge(o.Egress[portWAN], d.pend, false, swWAN, nil)
 	if len(d.pend.Frames) > 0 {
 		d.conduit.Send(d.pend, nil) // tag toward Frame.Out; failures counted and freed
 		d.eth0.Send(d.pend)         // one Send on the conduit per batch
 	}
 	if len(o.Generated[portLAN].Frames)+len(o.Generated[portWAN].Frames) > 0 {
 		d.gen.Adopt(o.Generated[portLAN])
-		d.bridge(o.Generated[portLAN], d.gen, true, 0)
-		d.bridge(o.Generated[portWAN], d.gen, false, swWAN)
+		d.bridge(o.Generated[portLAN], d.gen, true, 0, nil)
+		d.bridge(o.Generated[portWAN], d.gen, false, swWAN, nil)
 		if len(d.gen.Frames) > 0 {
 			d.conduit.Send(d.gen, nil)
 			d.eth0.Send(d.gen) // of another arena than the port's on a real back-end: copied
 		}
 	}
+	// ARP for the router goes to the neighbour table, frames of unresolved neighbours are held;
+	// what that answers or resolves goes out at once.
+	if len(o.Local.Frames)+len(o.Unresolved.Frames) > 0 {
+		d.res.Take(o)
+		d.poll()
+	}
 }
+
+// poll runs the neighbour table's timers and sends what it made: requests, replies, held frames
+// that resolved, host unreachables (through planePort).
+func (d *dataPlane) poll() { d.res.Poll(d.fw, d.ports) }
 
 // bridge moves every frame of b (one of fwd's output batches) to dst, of b's arena, with Frame.Out
 // set to its switch port: the WAN's (swPort), or on the LAN bridge the one learnt for the
-// destination MAC. Frames it cannot place are counted and released. b is empty afterwards.
-func (d *dataPlane) bridge(b, dst *frame.Batch, lan bool, swPort uint16) {
+// destination MAC; with flood (the pool of b's buffers) a LAN broadcast or multicast goes to lan1
+// and a copy of it, from flood, to each other LAN port. Frames it cannot place are counted and
+// released. b is empty afterwards.
+func (d *dataPlane) bridge(b, dst *frame.Batch, lan bool, swPort uint16, flood *frame.Pool) {
 	fr := b.Frames
 	k := 0 // fr[:k]: dropped
 	for i := range fr {
 		f := &fr[i]
 		u := swPort
 		if lan {
-			p, ok := d.fdb.lookup(b.Mem[f.Off : f.Off+6])
-			if !ok {
+			if flood != nil && b.Mem[f.Off]&1 != 0 && d.floodCopies(b, *f, dst, flood) {
+				u = swLAN1 // the frame itself: lan1, its copies went to the others
+			} else if p, ok := d.fdb.lookup(b.Mem[f.Off : f.Off+6]); ok {
+				u = p
+			} else {
 				d.drops[dropFDBMiss]++
 				fr[k], fr[i] = fr[i], fr[k]
 				k++
 				continue
 			}
-			u = p
 		}
 		f.Out = u
 		if !dst.Append(*f) {
@@ -427,6 +499,27 @@ func (d *dataPlane) bridge(b, dst *frame.Batch, lan bool, swPort uint16) {
 		b.Owner.Release(fr[:k])
 	}
 	b.Frames = fr[:0]
+}
+
+// floodCopies appends to dst a copy of frame f (of b) for each LAN port but lan1, in buffers of
+// pool (dst's arena), and reports whether dst had room for them and f; a copy the pool has no
+// buffer for is not made.
+func (d *dataPlane) floodCopies(b *frame.Batch, f frame.Frame, dst *frame.Batch, pool *frame.Pool) bool {
+	if dst.Space() < numLANPorts {
+		return false
+	}
+	src := f.Data(b.Mem)
+	for u := swLAN1 + 1; u < swLAN1+numLANPorts; u++ {
+		if n, _ := pool.Alloc(dst, 1); n == 0 {
+			break
+		}
+		c := &dst.Frames[len(dst.Frames)-1]
+		c.Resize(len(src))
+		copy(c.Data(dst.Mem), src)
+		c.Flags, c.TPID, c.TCI, c.L3, c.Out = f.Flags, f.TPID, f.TCI, f.L3, uint16(u)
+		d.flooded++
+	}
+	return true
 }
 
 // inBand puts the VLAN tag of frames whose port reported it out of band (frame.FlagVLAN: AF_PACKET
@@ -443,23 +536,36 @@ func (d *dataPlane) inBand(in *frame.Batch) {
 // flush publishes the counters.
 func (d *dataPlane) flush() {
 	d.fw.Flush()
+	d.res.Flush()
 	for i, v := range d.drops {
 		d.pubDrop[i].Store(v)
 	}
-	d.pubLocal.Store(d.local)
+	d.pubFlooded.Store(d.flooded)
+	d.pubLocal.Store(d.res.Discarded)
+	d.pubARPDrop.Store(d.res.ARPDrops)
 }
 
-// bridgeDrops sums the published bridge drops and released local frames of every data plane.
-func (t *topology) bridgeDrops() (drops [numBridgeReasons]uint64, local uint64) {
+// planeCounts is what the data planes counted besides fwd and the conduits, summed.
+type planeCounts struct {
+	drops    [numBridgeReasons]uint64 // bridge drops by reason
+	local    uint64                   // local frames other than ARP, released
+	flooded  uint64                   // copies of LAN broadcasts
+	arpDrops uint64                   // ARP frames the resolvers could not give their header
+}
+
+// planeCounts sums the published counters of every data plane.
+func (t *topology) planeCounts() (c planeCounts) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, d := range t.planes {
-		for i := range drops {
-			drops[i] += d.pubDrop[i].Load()
+		for i := range c.drops {
+			c.drops[i] += d.pubDrop[i].Load()
 		}
-		local += d.pubLocal.Load()
+		c.local += d.pubLocal.Load()
+		c.flooded += d.pubFlooded.Load()
+		c.arpDrops += d.pubARPDrop.Load()
 	}
-	return drops, local
+	return c
 }
 
 // portStats sums switch port u's counters over the data planes' conduits.

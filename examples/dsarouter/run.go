@@ -13,6 +13,7 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/neigh"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -21,17 +22,26 @@ import (
 const drainBatches = 1024
 
 // run polls port with d until ctx ends, then until the port is idle (at most drainBatches more
-// batches), and publishes the counters.
+// batches), and publishes the counters. It announces the router's addresses first (gratuitous ARP,
+// flooded on the LAN), and runs the neighbour table's timers once a millisecond and whenever idle.
 func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 	in := frame.NewBatch(batch)
 	wt, _ := port.(xmit.Waiter)
 	idle, batches, drained := 0, 0, 0
 	draining := false
+	d.res.Announce(d.ports)
+	d.lastPoll = time.Now()
 	for {
 		if n, _ := port.Recv(in); n > 0 {
 			d.step(in)
 			if batches++; batches&63 == 0 {
 				d.flush()
+			}
+			if batches&15 == 0 {
+				if now := time.Now(); now.Sub(d.lastPoll) >= time.Millisecond {
+					d.poll()
+					d.lastPoll = now
+				}
 			}
 			idle = 0
 			if draining {
@@ -42,6 +52,8 @@ func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 			}
 			continue
 		}
+		d.poll()
+		d.lastPoll = time.Now()
 		d.flush()
 		if !draining && ctx.Err() != nil {
 			draining = true
@@ -67,16 +79,22 @@ type Result struct {
 	Demuxed              uint64 // frames the conduit handed on with a switch port
 	PortRx               [numSwPorts]uint64
 	Routing              fwd.Counters
-	LocalReleased        uint64 // frames for the router itself (ARP, ...), released: no local stack
+	Neigh                neigh.Counters // the neighbour table's
+	HeldLeft             uint64         // frames the neighbour table still held at the end
+	ARPDrops             uint64         // ARP frames the resolvers could not give their interface's header
+	LocalReleased        uint64         // frames for the router itself other than ARP, released: no local stack
 	BridgeDrops          [numBridgeReasons]uint64
+	Flooded              uint64 // copies the LAN bridge made of broadcasts (ARP requests, announcements) for lan2-lan4
 	Tagged               uint64 // frames tagged toward a switch port
 	TagDrops             [dsa.NumReasons]uint64
 	ConduitTx, TxDropped uint64 // queued by eth0 / dropped by it
 	TxCopied             uint64 // of those queued, copied from another arena (the router's pool)
 	Delivered            [numSwPorts]uint64
 	Misdelivered         uint64    // mem: frames the switch received for the wrong port, or wrong in any checked field
-	ICMPSunk             [2]uint64 // mem: ICMP time exceeded errors the LAN hosts [0] and the gateway [1] received
+	ICMPSunk             [2]uint64 // mem: ICMP errors (time exceeded, host unreachable) the LAN hosts [0] and the gateway [1] received
 	EchoSunk             [2]uint64 // mem: echo replies they received
+	ARPSunk              uint64    // mem: ARP frames from the router the switch delivered (requests, probes, replies, announcements)
+	ARPReplies           uint64    // mem: the hosts' and the gateway's answers to the router's requests
 	PTP                  [numSwPorts]uint64
 	PTPSent              uint64
 	Learnt               int
@@ -93,17 +111,25 @@ func sum(a []uint64) uint64 {
 
 // Balanced reports whether every frame is accounted for, stage by stage: what eth0 received was
 // dropped by the conduit or demultiplexed; every demultiplexed frame got exactly one verdict from
-// fwd; what fwd sent (forwarded, echo replies, ICMP errors, fragments) was dropped by the bridge,
-// tagged or dropped by the tagger; local frames were released; what was tagged was queued or
-// dropped by eth0; no buffer leaked. In memory it also checks the switch's side: what it sent
-// was received, what eth0 queued was delivered by the right port and right in every field, and
-// when nothing was dropped after routing, every ICMP error and echo reply fwd generated reached
-// the host it was for.
+// fwd (a frame held for a neighbour and resumed once it resolved got two); local frames were ARP
+// for the neighbour table or released; every frame held was resumed, answered with host
+// unreachable, pushed out of its queue or is still held; what fwd and the neighbour table sent
+// (forwarded, echo replies, ICMP errors, fragments, ARP), with the bridge's flood copies, was
+// dropped by the bridge, tagged or dropped by the tagger; what was tagged was queued or dropped by
+// eth0; no buffer leaked besides the held frames'. In memory it also checks the switch's side: what
+// it sent (its hosts' ARP replies included) was received, what eth0 queued was delivered by the
+// right port and right in every field, and when nothing was dropped after routing, every ICMP
+// error, echo reply and ARP frame the router made reached the host it was for (a flooded one every
+// LAN port).
 func (r Result) Balanced() bool {
+	n := &r.Neigh
+	holdDrops := n.HoldNoNeighbour + n.HoldNoHost + n.HoldTooBig + n.HoldNoBuffer
+	arp := app.ARPSent(*n) - r.ARPDrops
 	ok := r.ConduitRx == sum(r.DSADrops[:])+r.Demuxed &&
-		r.Demuxed == r.Routing.Received() &&
-		app.Sent(r.Routing) == sum(r.BridgeDrops[:])+r.Tagged+sum(r.TagDrops[:]) &&
-		r.LocalReleased == r.Routing.Local+r.Routing.Held &&
+		r.Demuxed+n.Ready == r.Routing.Received() &&
+		app.Sent(r.Routing)+arp+r.Flooded == sum(r.BridgeDrops[:])+r.Tagged+sum(r.TagDrops[:]) &&
+		r.Routing.Local == n.ARPIn+r.LocalReleased && r.Routing.Held == n.HoldIn && n.HoldIn == n.Held+holdDrops &&
+		n.Held == n.Ready+n.Failed+n.QueueOverflow+n.BacklogOverflow+r.HeldLeft &&
 		r.Tagged == r.ConduitTx+r.TxDropped &&
 		r.Leaked == 0
 	if !r.Mem {
@@ -113,8 +139,8 @@ func (r Result) Balanced() bool {
 	lost := sum(r.BridgeDrops[:]) + sum(r.TagDrops[:]) + r.TxDropped
 	return ok && r.Generated == r.ConduitRx &&
 		sum(r.Delivered[:])+r.Misdelivered == r.ConduitTx && r.Misdelivered == 0 &&
-		icmp <= r.Routing.ICMPErrors && echo <= r.Routing.Echoed &&
-		(lost > 0 || icmp == r.Routing.ICMPErrors && echo == r.Routing.Echoed)
+		icmp <= r.Routing.ICMPErrors && echo <= r.Routing.Echoed && r.ARPSunk <= arp+r.Flooded &&
+		(lost > 0 || icmp == r.Routing.ICMPErrors && echo == r.Routing.Echoed && r.ARPSunk == arp+r.Flooded)
 }
 
 // collect fills the router's side of r from t's counters and eth0's; call it once every worker
@@ -130,10 +156,15 @@ func (t *topology) collect(r *Result, eth0 xmit.Stats) {
 		r.Tagged += ps.TxFrames
 		r.PTP[u] = ps.RxPTP
 	}
-	r.Routing = t.router.Counters()
-	r.BridgeDrops, r.LocalReleased = t.bridgeDrops()
+	r.Routing, r.Neigh = t.router.Counters(), t.table.Counters()
+	pc := t.planeCounts()
+	r.BridgeDrops, r.LocalReleased, r.Flooded, r.ARPDrops = pc.drops, pc.local, pc.flooded, pc.arpDrops
 	r.Learnt = t.fdb.len()
-	r.Leaked += t.pool.InUse()
+	r.HeldLeft = 0
+	for _, e := range t.table.Entries() {
+		r.HeldLeft += uint64(e.Held)
+	}
+	r.Leaked += t.pool.InUse() - int(r.HeldLeft) // the held frames keep their buffers
 }
 
 // monitorRows are the rate table's rows: eth0, its switch ports, the L3 interfaces.
@@ -283,6 +314,7 @@ func memResult(t *topology, l *memLink, g *generator) Result {
 		r.ICMPSunk[i], r.EchoSunk[i] = g.icmpSunk[i].Load(), g.echoSunk[i].Load()
 	}
 	r.Misdelivered = g.misdelivery.Load()
+	r.ARPSunk, r.ARPReplies = g.arpSunk.Load(), g.arpReplies.Load()
 	r.PTPSent = g.ptpSent.Load()
 	if t.pool != l.pool {
 		r.Leaked += l.pool.InUse()
@@ -314,7 +346,11 @@ func report(out io.Writer, r Result, cfg Config) {
 	if c.Fragmented > 0 {
 		p("  fragmented              %14s  (into %s)\n", g(c.Fragmented), g(c.Fragments))
 	}
-	p("  local (ARP, ...)        %14s  (released: no ARP or other local stack here: %s)\n", g(c.Local+c.Held), g(r.LocalReleased))
+	p("  local (ARP, ...)        %14s  (ARP to the neighbour table %s; the rest released, no local stack here: %s)\n", g(c.Local), g(r.Neigh.ARPIn), g(r.LocalReleased))
+	n := &r.Neigh
+	p("  neighbours: ARP sent %s (requests %s, probes %s, replies %s, announcements %s); held %s, resumed %s, failed %s (ICMP host unreachable), dropped while held %s, still held %s; hosts resolved %s\n",
+		g(app.ARPSent(*n)-r.ARPDrops), g(n.RequestsSent), g(n.ProbesSent), g(n.RepliesSent), g(n.AnnouncesSent), g(n.Held), g(n.Ready), g(n.Failed),
+		g(n.QueueOverflow+n.BacklogOverflow+n.HoldNoNeighbour+n.HoldNoHost+n.HoldTooBig+n.HoldNoBuffer), g(r.HeldLeft), g(n.Hosts))
 	for reason, v := range c.Drops {
 		if v > 0 {
 			p("    fwd dropped %-12s %10s\n", fwd.Reason(reason).String()+":", g(v))
@@ -326,7 +362,7 @@ func report(out io.Writer, r Result, cfg Config) {
 			p("    bridge dropped %-9s %10s\n", bridgeReasonNames[reason]+":", g(v))
 		}
 	}
-	p("  tagged toward a port    %14s\n", g(r.Tagged))
+	p("  tagged toward a port    %14s  (of which LAN broadcast copies for lan2-lan4: %s)\n", g(r.Tagged), g(r.Flooded))
 	for reason, v := range r.TagDrops {
 		if v > 0 {
 			p("    dsa tx dropped %-9s %10s\n", dsa.Reason(reason).String()+":", g(v))
@@ -339,8 +375,8 @@ func report(out io.Writer, r Result, cfg Config) {
 			p(" %s %s", name, g(r.Delivered[u]))
 		}
 		p("; wrong: %s\n", g(r.Misdelivered))
-		p("    of which ICMP time exceeded: LAN hosts %s, gateway %s; echo replies: LAN hosts %s, gateway %s\n",
-			g(r.ICMPSunk[0]), g(r.ICMPSunk[1]), g(r.EchoSunk[0]), g(r.EchoSunk[1]))
+		p("    of which ICMP errors: LAN hosts %s, gateway %s; echo replies: LAN hosts %s, gateway %s; ARP %s (answered %s)\n",
+			g(r.ICMPSunk[0]), g(r.ICMPSunk[1]), g(r.EchoSunk[0]), g(r.EchoSunk[1]), g(r.ARPSunk), g(r.ARPReplies))
 	}
 	if len(cfg.PTP) > 0 {
 		if r.Mem {
@@ -358,7 +394,7 @@ func report(out io.Writer, r Result, cfg Config) {
 	}
 	p("  LAN bridge learnt %d MAC addresses; pool buffers still out %d\n", r.Learnt, r.Leaked)
 	if r.Balanced() {
-		p("accounting: ok (eth0 rx = dsa drops + demuxed = dsa drops + fwd verdicts; fwd sent (routed, echo replies, ICMP errors, fragments) = bridge drops + tagged + tag drops; local released; tagged = eth0 tx + tx drops")
+		p("accounting: ok (eth0 rx = dsa drops + demuxed; demuxed + resumed = fwd verdicts; local = ARP in + released; held = resumed + failed + pushed out + still held; fwd sent (routed, echo replies, ICMP errors, fragments) + ARP + flood copies = bridge drops + tagged + tag drops; tagged = eth0 tx + tx drops")
 		if r.Mem {
 			p(" = delivered, each checked")
 		}

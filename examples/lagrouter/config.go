@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 )
 
 // Config is the example's configuration.
@@ -34,7 +36,8 @@ type Config struct {
 	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
 	IPRoute    bool           //
 	Workers    int            // workers (sockets or queues per interface)
-	Neighbours app.Neighbours // static neighbour MACs by interface name ("uplink", "vlan101", "trunk": every VLAN)
+	Gateway    netip.Addr     // the uplink's gateway, resolved by ARP
+	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
 
@@ -44,7 +47,7 @@ type Config struct {
 func defaultConfig() Config {
 	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
 		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond,
-		Backend: app.Mem, Workers: 1, Neighbours: app.Neighbours{}, PcapSample: 1}
+		Backend: app.Mem, Workers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1}
 }
 
 // Limits of the flags.
@@ -69,10 +72,18 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.FailAt, "fail-at", 0, "mem: take member 1's link down after this long (0: never)")
 	fs.DurationVar(&cfg.FailFor, "fail-for", 0, "mem: bring member 1 back after this long down (0: never; needs -fail-at)")
 	fs.StringVar(&cfg.Uplink, "uplink", "", "untagged uplink interface (afpacket, afxdp)")
-	fs.StringVar(&cfg.Routes, "routes", "", "routes file: `a.b.c.d/len nexthop` lines (fib.Load; next hop 0 = uplink gateway, i = host on VLAN 100+i); default: 10.0.i.0/24 on VLAN 100+i, 0.0.0.0/0 upstream")
-	fs.BoolVar(&cfg.IPRoute, "iproute", false, "the -routes file is `ip -4 route show` output (dev uplink|<uplink ifname>|vlanNNN)")
+	fs.StringVar(&cfg.Routes, "routes", "", "routes file: `a.b.c.d/len nexthop` lines (fib.Load; next hop 0 = the uplink's gateway, i = host 10.0.i.2 on VLAN 100+i); default: 10.0.i.0/24 on VLAN 100+i, 192.0.2.0/24 on the uplink, 0.0.0.0/0 via the gateway")
+	fs.BoolVar(&cfg.IPRoute, "iproute", false, "the -routes file is `ip -4 route show` output (dev uplink|<uplink ifname>|vlanNNN; every gateway resolved by ARP)")
+	fs.Func("gateway", "the uplink's gateway, resolved by ARP (default "+trunkgen.DefaultGateway.String()+")", func(v string) error {
+		a, err := netip.ParseAddr(v)
+		if err != nil || !a.Is4() {
+			return fmt.Errorf("%q: not an IPv4 address", v)
+		}
+		cfg.Gateway = a
+		return nil
+	})
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (1-64): AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
-	fs.Var(cfg.Neighbours, "nexthop", "static neighbour MACs: NAME=MAC[,...] with NAME uplink, vlanNNN, or trunk (every VLAN); default uplink=02:67:77:00:00:01, vlan(100+i)=02:68:6f:i:00:02")
+	fs.Var(cfg.Neighbours, "nexthop", "static next-hop MACs, no ARP on those interfaces: NAME=MAC[,...] with NAME uplink, vlanNNN, or trunk (every VLAN): everything routed out of NAME goes to MAC")
 	fs.StringVar(&cfg.Pcap, "pcap", "", "write forwarded and dropped frames to this pcapng file (verdict in each packet's comment)")
 	fs.IntVar(&cfg.PcapSample, "pcap-sample", cfg.PcapSample, "capture every nth frame (1 or more)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")
@@ -155,7 +166,7 @@ func (c *Config) check() error {
 			return fmt.Errorf("-fail-at is for -backend mem; on real links take a member down (ip link set %s down)", c.Members[1])
 		}
 	}
-	_, _, err := buildRouter(*c, routerMAC, c.devNames())
+	_, err := buildRouter(*c, routerMAC, c.devNames(), nil)
 	return err
 }
 

@@ -1,7 +1,8 @@
 // Command lagrouter is vlanrouter over a link aggregate: a 2-member aggregate (lag.Aggregate,
 // balance-rr or balance-xor with a bonding hash policy) carries 20 VLAN sub-interfaces (VIDs 101-120,
 // subnets 10.0.1.0/24 - 10.0.20.0/24), routed to and from an untagged uplink whose default route
-// leads upstream, as a Linux router on a team of two links would.
+// leads upstream, as a Linux router on a team of two links would. Like vlanrouter it resolves its
+// neighbours by ARP (tagged requests on the VLANs, through the aggregate).
 //
 // With no flags it runs on in-memory ports (two Pipe members and an uplink) with synthetic traffic
 // from a built-in generator, prints bwm-ng-style per-interface packet rates every second (the

@@ -33,6 +33,11 @@ func runFor(t *testing.T, cfg Config, d time.Duration) (Result, string) {
 	if s := r.Sink; s.Forwarded == 0 || (cfg.Bad > 0 && s.TimeExceeded == 0) || s.Bad != 0 {
 		t.Errorf("far ends: %+v", s)
 	}
+	// The router resolved the gateway and the VLAN hosts by ARP (tagged requests through the
+	// aggregate, checked by the far ends) and the hosts answered.
+	if s, n := r.Sink, r.Neigh; s.ARP == 0 || s.ARPReplies == 0 || n.Hosts < 1000 || n.Ready == 0 {
+		t.Errorf("neighbours: %+v, far ends %+v", n, s)
+	}
 	return r, out.String()
 }
 

@@ -17,20 +17,23 @@
 #                    10.0.i.1/24 on VLAN i, 192.0.2.1/24 on the uplink
 #
 # The router's addresses exist only in lagrouter (the kernel in lr-rtr has none, so only lagrouter
-# answers): it answers pings to them and sends ICMP errors from them. It neither sends nor answers
-# ARP: lr-up-p has the MAC lagrouter sends upstream traffic to by default (02:67:77:00:00:01), and
-# lr-wan has a permanent neighbour entry for 192.0.2.1 with lr-up's MAC, so the kernel in lr-wan
-# reaches the router and routes 10.0.0.0/16 through it. This kernel has no bonding, team or 8021q
-# module: the aggregate and the VLANs exist only in lagrouter, and tagged traffic on the members
-# comes from a packet-socket sender in lr-lan (a VLAN host there would need a permanent neighbour
-# entry for 10.0.i.1 with lr-m0's MAC, the aggregate's). Take a member down to see failover:
+# answers): it answers pings and ARP for them and sends ICMP errors from them, and it resolves its
+# neighbours by ARP: lr-wan's 192.0.2.2 is its default gateway (-gateway), and the kernel in lr-wan
+# resolves 192.0.2.1 by ARP and routes 10.0.0.0/16 through it. No neighbour entry is static on
+# either side. This kernel has no bonding, team or 8021q module: the aggregate and the VLANs exist
+# only in lagrouter, and tagged traffic on the members comes from a packet-socket sender in lr-lan
+# (the tests' own also answers the router's tagged ARP requests for the VLAN hosts); without one,
+# the router's requests for a VLAN host go unanswered and it answers with ICMP host unreachable
+# after its retries (or give it -nexthop trunk=MAC: no ARP on the VLANs, everything there to MAC).
+# Take a member down to see failover:
 #   ip -n lr-rtr link set lr-m1 down     (and up again)
 #
 # Then, for example:
 #   ip netns exec lr-rtr go run ./examples/lagrouter -backend afpacket -members lr-m0,lr-m1 -uplink lr-up -lag xor -duration 0
 #   ip netns exec lr-wan ping -c 3 192.0.2.1        # answered by lagrouter
 #   ip netns exec lr-wan ping -c 3 -t 1 10.0.1.2    # time to live exceeded, from 192.0.2.1
-#   ip netns exec lr-wan ping -c 3 10.0.1.2         # forwarded out of lag0 on VLAN 101 (no host answers)
+#   ip netns exec lr-wan ping -c 3 10.0.1.2         # ARP for 10.0.1.2 out of lag0 on VLAN 101; nobody
+#                                                   # answers: host unreachable from 192.0.2.1
 set -eu
 P=${PREFIX:-lr}
 Q=${QUEUES:-1}
@@ -55,13 +58,10 @@ setup)
 		ip -n $P-lan link set $m-p up
 	done
 	ip link add $P-up netns $P-rtr numtxqueues $Q numrxqueues $Q type veth peer name $P-up-p netns $P-wan numtxqueues $Q numrxqueues $Q
-	ip -n $P-wan link set $P-up-p address 02:67:77:00:00:01
 	ip -n $P-rtr link set $P-up up
 	ip -n $P-wan link set $P-up-p up
 	ip -n $P-wan addr add 192.0.2.2/24 dev $P-up-p
 	ip -n $P-wan addr add 198.18.0.1/15 dev $P-up-p
-	up_mac=$(ip netns exec $P-rtr cat /sys/class/net/$P-up/address)
-	ip -n $P-wan neigh replace 192.0.2.1 lladdr "$up_mac" nud permanent dev $P-up-p
 	ip -n $P-wan route add 10.0.0.0/16 via 192.0.2.1 dev $P-up-p
 	echo "lagrouter namespaces ready: run it in $P-rtr with -members $P-m0,$P-m1 -uplink $P-up"
 	;;

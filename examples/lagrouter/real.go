@@ -6,9 +6,11 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/lag"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -22,7 +24,11 @@ import (
 //
 // The router answers to member 0's MAC on every VLAN (as a bond takes its first slave's address;
 // member interfaces are opened promiscuous so they receive it) and to the uplink's own MAC, and
-// sends to static neighbour MACs (-nexthop; no ARP).
+// resolves its neighbours by ARP (tagged on the VLANs, sent through the aggregate): the gateway
+// (-gateway), the VLAN hosts traffic goes to, the gateways of an `ip route` file; an interface with
+// a -nexthop MAC has no ARP, everything routed out of it goes to that MAC. Each worker has its own
+// resolver (app.Resolver); they share one neighbour table, which the final report prints as `ip
+// neigh` does.
 func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) {
 	if len(cfg.Members) != numMembers || cfg.Uplink == "" {
 		return app.Tally{}, fmt.Errorf("-backend %s needs -members IF1,IF2 and -uplink", cfg.Backend)
@@ -45,10 +51,15 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		return lagMAC
 	}
-	router, names, err := buildRouter(cfg, mac, cfg.devNames())
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 4096})
 	if err != nil {
 		return app.Tally{}, err
 	}
+	router, err := buildRouter(cfg, mac, cfg.devNames(), pool)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	names := router.Names
 	ifnames := append(append([]string(nil), cfg.Members...), cfg.Uplink)
 	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true})
 	if err != nil {
@@ -75,22 +86,25 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		defer pcap.Close()
 	}
-	printf(out, "lagrouter: lag0 (%s over %s, %s; MAC %s) with %d VLANs (%s..%s) routed to %s (MAC %s); %s, %d worker(s)\n\n",
-		cfg.LAG, cfg.Members[0], cfg.Members[1], lagMAC, cfg.VLANs, names[1], names[cfg.VLANs], cfg.Uplink, upMAC, cfg.Backend, len(ports.ByWorker))
+	printf(out, "lagrouter: lag0 (%s over %s, %s; MAC %s) with %d VLANs (%s..%s) routed to %s (MAC %s, gateway %v); %s, %d worker(s)\n\n",
+		cfg.LAG, cfg.Members[0], cfg.Members[1], lagMAC, cfg.VLANs, names[1], names[cfg.VLANs], cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, len(ports.ByWorker))
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); router.FlushEvery(wctx, time.Millisecond) }() // the hosts' routes
 	errs := make([]app.PortErrors, len(ports.ByWorker))
 	for w, wp := range ports.ByWorker {
 		fw := router.NewWorker(cfg.Batch)
 		if pcap != nil {
 			fw.SetTap(pcap, cfg.PcapSample)
 		}
+		res := app.NewResolver(router.Table, router.Demux, cfg.Batch)
 		wg.Add(1)
 		go func(ports []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[w] = app.Run(wctx, fw, ports, cfg.Batch, 1024)
+			errs[w] = app.RunResolving(wctx, fw, res, ports, cfg.Batch, 1024)
 		}([]xmit.Port{aggs[w], wp[2]})
 	}
 
@@ -122,6 +136,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	wg.Wait()
 	mon.Print(out)
 	t := app.NewTally([]xmit.Stats{aggStats(), ports.Stats(numMembers)}, router.Counters())
+	t.AddNeigh(router.Table.Counters())
 	for _, e := range errs {
 		t.Errors.Add(e)
 	}
@@ -131,5 +146,6 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 	}
 	t.Report(out, pcap)
+	trunkgen.PrintNeighbours(out, router.Table, append([]string{cfg.Uplink}, names[1:]...))
 	return t, nil
 }

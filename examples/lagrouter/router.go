@@ -33,7 +33,8 @@ func routerMAC(id int) frame.MAC { return trunkgen.RouterMAC(id) }
 // topology is the router and its ports, built for a config.
 type topology struct {
 	pool   *frame.Pool
-	router *fwd.Router
+	router *trunkgen.Router // the forwarding stage and the neighbour table beside it
+	res    *app.Resolver    // the worker's neighbour resolver
 	agg    *lag.Aggregate
 	ports  []xmit.Port     // the router's ends, by physical port: the aggregate, the uplink
 	hosts  []*xmit.MemPort // the far ends: member 0, member 1, uplink (the generator sends into them)
@@ -63,8 +64,9 @@ func lagConfig(cfg Config) (*lag.Config, error) {
 	return c, nil
 }
 
-// Host next hops: one per VLAN (host .2 on each subnet; the generator's hosts all answer to it in
-// this in-memory world) plus the upstream gateway.
+// build makes the in-memory network: the router (trunkgen.BuildRouter: it resolves the gateway
+// and every VLAN host by ARP, which the generator's hosts answer), the aggregate of two member links
+// and the uplink.
 func build(cfg Config) (*topology, error) {
 	if cfg.VLANs < 1 || cfg.VLANs > 200 {
 		return nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
@@ -91,20 +93,24 @@ func build(cfg Config) (*topology, error) {
 		return nil, err
 	}
 	t.ports = []xmit.Port{t.agg, upR}
-	t.router, t.names, err = trunkgen.BuildRouter(cfg.plan(pool), routerMAC, nil)
-	return t, err
+	if t.router, err = trunkgen.BuildRouter(cfg.plan(pool), routerMAC, nil); err != nil {
+		return nil, err
+	}
+	t.names = t.router.Names
+	t.res = app.NewResolver(t.router.Table, t.router.Demux, cfg.Batch)
+	return t, nil
 }
 
 // buildRouter makes the router's tables (trunkgen.BuildRouter, shared with the other VLAN-trunk
-// example).
-func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
-	return trunkgen.BuildRouter(cfg.plan(nil), mac, devNames)
+// example), its frames and held frames in pool (nil: their own).
+func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32, pool *frame.Pool) (*trunkgen.Router, error) {
+	return trunkgen.BuildRouter(cfg.plan(pool), mac, devNames)
 }
 
-// plan is what trunkgen.BuildRouter needs of cfg; the router generates its frames in pool (nil: its
-// own).
+// plan is what trunkgen.BuildRouter needs of cfg; the router generates its frames and holds those
+// of unresolved neighbours in pool (nil: their own).
 func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
-	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
+	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
 }
 
 // worker polls the router's ports until ctx ends and then until they are drained; it returns the
@@ -114,7 +120,7 @@ func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int
 	for i, m := range t.mems {
 		waiters[i] = m
 	}
-	return trunkgen.Poll(ctx, t.router, t.ports, waiters, batch, tap, every)
+	return trunkgen.Poll(ctx, t.router, t.res, t.ports, waiters, batch, tap, every)
 }
 
 // Result is what a run counted, with what each member of the aggregate sent.
@@ -214,9 +220,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.MemberTx[m] = t.mems[m].Stats().TxPackets
 		r.MemberTxDropped[m] = t.mems[m].Stats().TxDropped
 	}
-	r.Drops = t.router.Counters()
-	r.Forwarded = app.Sent(r.Drops)
-	r.Leaked = t.pool.InUse()
+	r.AddRouter(t.router, t.res, t.pool.InUse())
 	grp := monitor.Group
 	r.Report(out, fmt.Sprintf("lag0 members: m0 sent %s (dropped %s), m1 sent %s (dropped %s)",
 		grp(float64(r.MemberTx[0])), grp(float64(r.MemberTxDropped[0])), grp(float64(r.MemberTx[1])), grp(float64(r.MemberTxDropped[1]))))

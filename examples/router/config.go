@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strconv"
@@ -28,8 +29,16 @@ type Config struct {
 	Duration time.Duration
 	Interval time.Duration
 	Rate     int // mem: generator frames per second per direction (0: as fast as the router takes them)
+	// Metrics is the address of the HTTP endpoint of metrics and the look inside ("": none);
+	// MetricsPublic allows an address other than a loopback one.
+	Metrics       string
+	MetricsPublic bool
+	Log           string // event log format: text or json
 
-	ready func() // called once the ports are open and the workers started (tests)
+	ready        func()            // called once the ports are open and the workers started (tests)
+	metricsReady func(addr string) // called with the metrics endpoint's address once it listens (tests)
+	stopped      func()            // called once the workers have stopped, before the endpoint closes (tests)
+	logw         io.Writer         // the event log's destination (nil: stderr)
 }
 
 // PortSpec is one -port flag: an interface, the router's address on it, its MTU.
@@ -52,7 +61,7 @@ type RouteSpec struct {
 }
 
 func defaultConfig() Config {
-	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second}
+	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second, Log: "text"}
 }
 
 // The in-memory network: two ports, 10.0.1.0/24 and 10.0.2.0/24, with host .2 on each.
@@ -160,6 +169,13 @@ func (c *Config) check() error {
 		return fmt.Errorf("-rate %d: want 0 or more", c.Rate)
 	case c.Backend == app.Mem && c.Workers != 1:
 		return errors.New("-workers: the in-memory network has one worker")
+	case c.Log != "text" && c.Log != "json":
+		return fmt.Errorf("-log %q: want text or json", c.Log)
+	}
+	if c.Metrics != "" {
+		if err := checkMetricsAddr(c.Metrics, c.MetricsPublic); err != nil {
+			return err
+		}
 	}
 	if c.Backend != app.Mem && len(c.Ports) < 2 {
 		return fmt.Errorf("-backend %s needs at least two -port flags", c.Backend)
@@ -183,6 +199,7 @@ type parts struct {
 	router *fwd.Router
 	table  *neigh.Table
 	demux  *vlan.Demux
+	routes *fib.Table
 }
 
 // build makes the router: interface i is port i, untagged, with next hop i for its connected
@@ -260,5 +277,5 @@ func build(c Config, macs []frame.MAC, pool *frame.Pool) (*parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &parts{router: router, table: table, demux: demux}, nil
+	return &parts{router: router, table: table, demux: demux, routes: routes}, nil
 }

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
 	"math/rand/v2"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
@@ -44,32 +40,7 @@ func TestARPFlood(t *testing.T) {
 	h2.Exec(t, "ip", "addr", "add", "10.0.2.2/24", "dev", e2)
 	h2.Exec(t, "ip", "route", "add", "default", "via", "10.0.2.1")
 
-	cfg, err := parseFlags([]string{"-backend", "afpacket", "-interval", "1h",
-		"-port", r0 + ",10.1.0.1/16", "-port", r1 + ",10.0.2.1/24"}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started, finished := make(chan struct{}), make(chan struct{})
-	cfg.ready = func() { close(started) }
-	var out bytes.Buffer
-	var tally app.Tally
-	var runErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(finished)
-		runErr = rtr.Do(func() (err error) { tally, err = runReal(ctx, cfg, &out); return err })
-	}()
-	select {
-	case <-started:
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
+	rt := startRouter(t, rtr, "-backend", "afpacket", "-port", r0+",10.1.0.1/16", "-port", r1+",10.0.2.1/24")
 
 	// The flood, from h1's side by a packet socket: requests for 10.1.0.1 from random senders, and
 	// every tenth frame a reply that claims 10.0.2.2 is at a bogus MAC.
@@ -121,17 +92,13 @@ func TestARPFlood(t *testing.T) {
 	}()
 	o, _ := exec.Command("ip", "netns", "exec", h1.Name, "ping", "-n", "-c", "25", "-i", "0.1", "-W", "1", "10.0.2.2").CombinedOutput()
 	sent := <-floodDone
-	cancel()
-	wg.Wait()
-	if runErr != nil {
-		t.Fatal(runErr)
-	}
+	tally, out := rt.stop()
 	m := regexp.MustCompile(`(\d+) received`).FindStringSubmatch(string(o))
 	got := 0
 	if m != nil {
 		got, _ = strconv.Atoi(m[1])
 	}
-	entries := strings.Count(out.String(), " lladdr ")
+	entries := strings.Count(out, " lladdr ")
 	n := tally.Neigh
 	t.Logf("flood: %d ARP frames sent; pings answered %d of 25; table %d entries; ARP in %d, requests answered %d, learned %d, refused %d, ignored %d",
 		sent, got, entries, n.ARPIn, n.RepliesSent, n.Learned, n.Refused, n.Ignored)
@@ -141,7 +108,7 @@ func TestARPFlood(t *testing.T) {
 	if entries > 1024 || n.Refused == 0 {
 		t.Errorf("table of %d entries, %d refused: want at most 1024 and refusals counted", entries, n.Refused)
 	}
-	if !strings.Contains(out.String(), "10.0.2.2 dev "+r1+" lladdr "+e2MAC) {
+	if !strings.Contains(out, "10.0.2.2 dev "+r1+" lladdr "+e2MAC) {
 		t.Errorf("the bogus replies changed the far host's entry")
 	}
 	if !tally.Balanced() {

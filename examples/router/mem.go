@@ -15,6 +15,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/neigh"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -99,7 +100,8 @@ type memNet struct {
 	pool   *frame.Pool
 	router *fwd.Router
 	parts  *parts
-	ports  []xmit.Port
+	ports  []xmit.Port // the router's ends, the errors of their calls counted (portSource)
+	ops    []ops.Port  // the same ports, as the metrics and the event log see them
 	mems   []*xmit.MemPort
 	hosts  []*xmit.MemPort
 	cfg    Config
@@ -117,11 +119,15 @@ func newMemNet(cfg Config) (*memNet, error) {
 	}
 	m := &memNet{pool: pool, cfg: cfg}
 	var macs []frame.MAC
+	var names []string
+	var raw []xmit.Port
 	for i, p := range cfg.Ports {
 		r, h := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{p.Name, p.Name + "-host"}, Depth: 2048})
-		m.mems, m.hosts, m.ports = append(m.mems, r), append(m.hosts, h), append(m.ports, r)
-		macs = append(macs, memRouterMAC(i))
+		m.mems, m.hosts, raw = append(m.mems, r), append(m.hosts, h), append(raw, r)
+		macs, names = append(macs, memRouterMAC(i)), append(names, p.Name)
 	}
+	wrapped, opsPorts := portSource(names, [][]xmit.Port{raw})
+	m.ports, m.ops = wrapped[0], opsPorts
 	if m.parts, err = build(cfg, macs, pool); err != nil {
 		return nil, err
 	}
@@ -313,6 +319,12 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	log := cfg.logger()
+	op, err := startOperator(cfg, &ops.Source{Ports: m.ops, Stage: m.router, Neigh: m.parts.table, Routes: m.parts.routes}, log)
+	if err != nil {
+		return Result{}, err
+	}
+	log.Info("router started", "backend", cfg.Backend, "mode", "in-memory links", "ports", len(m.ports), "workers", 1, "batch", cfg.Batch)
 	fmt.Fprintf(out, "router: %s (%v) and %s (%v), in-memory links, hosts 10.0.1.2 and 10.0.2.2 sending to each other and to the router\n\n",
 		m.cfg.Ports[0].Name, memPorts()[0].Addr, memPorts()[1].Name, memPorts()[1].Addr)
 	genCtx, stopGen := context.WithCancel(context.Background())
@@ -321,9 +333,10 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	wg.Add(2)
 	go func() { defer wg.Done(); m.generate(genCtx) }()
 	res := app.NewResolver(m.parts.table, m.parts.demux, cfg.Batch)
+	var errs app.PortErrors
 	go func() {
 		defer wg.Done()
-		app.RunResolving(routerCtx, m.router.NewWorker(cfg.Batch), res, m.ports, cfg.Batch, 1<<20)
+		errs = app.RunResolving(routerCtx, m.router.NewWorker(cfg.Batch), res, m.ports, cfg.Batch, 1<<20)
 	}()
 	if cfg.ready != nil {
 		cfg.ready()
@@ -340,6 +353,11 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	b := frame.NewBatch(64)
 	for m.receive(b, 0) || m.receive(b, 1) {
 	}
+	logStopped(log, errs)
+	if cfg.stopped != nil {
+		cfg.stopped()
+	}
+	op.close()
 	r := Result{Stage: m.router.Counters(), Neigh: m.parts.table.Counters(), Sink: m.sink, Discarded: res.Discarded}
 	for _, e := range m.parts.table.Entries() {
 		r.HeldLeft += uint64(e.Held)

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,10 +42,13 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 	for _, ns := range []*nettest.NS{h1, rtr, h2} {
 		ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
 	}
-	// A host's veth leaves UDP and TCP checksums for the "hardware" to fill in (CHECKSUM_PARTIAL),
-	// and a packet socket or XDP on the far end sees them unfilled: the hosts compute their own.
-	h1.Exec(t, "ethtool", "-K", e1, "tx", "off")
-	h2.Exec(t, "ethtool", "-K", e2, "tx", "off")
+	// A host's veth leaves UDP and TCP checksums for the "hardware" to fill in (CHECKSUM_PARTIAL).
+	// AF_PACKET says so and the port completes them; AF_XDP does not, so there the hosts compute
+	// their own.
+	if backend == app.AFXDP {
+		h1.Exec(t, "ethtool", "-K", e1, "tx", "off")
+		h2.Exec(t, "ethtool", "-K", e2, "tx", "off")
+	}
 	// The h1 side carries 3200-byte packets (within what XDP on veth and a 4 KiB UMEM chunk take).
 	rtr.Exec(t, "ip", "link", "set", r0, "mtu", "3200")
 	h1.Exec(t, "ip", "link", "set", e1, "mtu", "3200")
@@ -62,41 +62,7 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 	h2.Exec(t, "ip", "route", "add", "default", "via", "10.0.2.1")
 	h2.Exec(t, "sysctl", "-qw", "net.ipv4.conf."+e2+".arp_notify=1") // gratuitous ARP on a MAC change
 
-	cfg, err := parseFlags([]string{"-backend", string(backend), "-interval", "1h",
-		"-port", r0 + ",10.0.1.1/24,mtu=3200", "-port", r1 + ",10.0.2.1/24,mtu=1400"}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started, finished := make(chan struct{}), make(chan struct{})
-	cfg.ready = func() { close(started) }
-	var out bytes.Buffer
-	var tally app.Tally
-	var runErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(finished)
-		runErr = rtr.Do(func() (err error) { tally, err = runReal(ctx, cfg, &out); return err })
-	}()
-	select {
-	case <-started:
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			wg.Wait()
-		}
-	}
-	defer stop()
+	rt := startRouter(t, rtr, "-backend", string(backend), "-port", r0+",10.0.1.1/24,mtu=3200", "-port", r1+",10.0.2.1/24,mtu=1400")
 
 	ping := func(args ...string) string {
 		t.Helper()
@@ -167,12 +133,9 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 		}
 	}
 
-	stop()
-	if runErr != nil {
-		t.Fatal(runErr)
-	}
+	tally, out := rt.stop()
 	c := tally.Drops
-	t.Logf("router output:\n%s", out.String())
+	t.Logf("router output:\n%s", out)
 	if !tally.Balanced() {
 		t.Errorf("accounting mismatch: %+v", tally)
 	}
@@ -180,7 +143,7 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 		t.Errorf("counters: %d echo replies (want 5), %d packets fragmented (want 2), %d ICMP errors (want 3 or more)", c.Echoed, c.Fragmented, c.ICMPErrors)
 	}
 	for _, want := range []string{"10.0.1.2 dev " + r0 + " lladdr " + e1MAC, "10.0.2.2 dev " + r1 + " lladdr " + newMAC} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the router's neighbour table lacks %q", want)
 		}
 	}

@@ -8,12 +8,12 @@ import (
 
 // newGenerator plays every host (package trunkgen): VLAN hosts sending upstream through the trunk,
 // the upstream sending to VLAN hosts through the uplink; it also sinks what the router sends them,
-// checking every frame.
+// checking every frame, and answers the router's ARP requests for the hosts and the gateway.
 func newGenerator(t *topology, cfg Config) *trunkgen.Generator {
 	return trunkgen.New(trunkgen.Config{
 		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad,
 		TrunkSinks: []xmit.Port{t.hosts[portTrunk]}, UplinkSink: t.hosts[portUplink],
-		Neighbours: cfg.Neighbours, OwnRoutes: cfg.Routes != "",
+		Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, OwnRoutes: cfg.Routes != "",
 		SendUp:   func(b *frame.Batch) { t.hosts[portTrunk].Send(b) },
 		SendDown: func(b *frame.Batch) { t.hosts[portUplink].Send(b) },
 	})

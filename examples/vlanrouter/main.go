@@ -1,6 +1,7 @@
 // Command vlanrouter is a VLAN trunk router: one port carries 20 VLAN sub-interfaces (VIDs 101-120,
 // subnets 10.0.1.0/24 - 10.0.20.0/24), routed to and from an untagged uplink whose default route
-// leads upstream.
+// leads upstream. It resolves its neighbours by ARP (the gateway, -gateway; the VLAN hosts, with
+// tagged requests), or sends to static MACs on the interfaces -nexthop names.
 //
 // With no flags it runs on in-memory ports with synthetic traffic from a built-in generator (hosts
 // on every VLAN sending upstream, the upstream sending back to hosts, and a small share of frames the

@@ -38,6 +38,11 @@ func TestRunAccounts(t *testing.T) {
 	if s := r.Sink; s.Forwarded == 0 || s.TimeExceeded == 0 || s.Bad != 0 {
 		t.Errorf("far ends: %+v", s)
 	}
+	// The router resolved the gateway and the VLAN hosts by ARP (tagged requests on the trunk,
+	// checked by the far ends) and the hosts answered.
+	if s, n := r.Sink, r.Neigh; s.ARP == 0 || s.ARPReplies == 0 || n.Hosts < 1000 || n.Ready == 0 || n.AnnouncesSent != uint64(cfg.VLANs+1) {
+		t.Errorf("neighbours: %+v, far ends %+v", n, s)
+	}
 	// The generator's bad frames show up under their reasons.
 	for _, reason := range []fwd.Reason{fwd.DropVLAN, fwd.DropTTL, fwd.DropChecksum} {
 		if r.Drops.Drops[reason] == 0 {
@@ -52,9 +57,9 @@ func TestRunAccounts(t *testing.T) {
 }
 
 // TestRunOwnRoutes: in memory with a routes file (upstream traffic to VLAN 7, nothing for
-// 198.19.0.0/16, downstream traffic back up) and -nexthop MACs, every frame the far ends get is
-// still checked and the accounting adds up, network unreachables included (time exceeded may be
-// crowded out of the ICMP rate limit by them, so it is not required).
+// 198.19.0.0/16, downstream traffic back up) and -nexthop MACs (no ARP), every frame the far ends
+// get is still checked and the accounting adds up, network unreachables included (time exceeded
+// may be crowded out of the ICMP rate limit by them, so it is not required).
 func TestRunOwnRoutes(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Interval = time.Hour
@@ -76,6 +81,10 @@ func TestRunOwnRoutes(t *testing.T) {
 	}
 	if s := r.Sink; s.Forwarded == 0 || s.Unreachable == 0 || s.Bad != 0 {
 		t.Errorf("far ends: %+v\n%s", s, out.String())
+	}
+	// -nexthop MACs on every interface: no ARP request, only the announcements.
+	if n := r.Neigh; n.RequestsSent+n.ProbesSent != 0 || n.Held != 0 || r.Sink.ARP != n.AnnouncesSent {
+		t.Errorf("ARP with static next hops: %+v", n)
 	}
 }
 

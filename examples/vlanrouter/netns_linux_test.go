@@ -27,7 +27,9 @@ func netnsScript(t *testing.T, prefix, cmd string) {
 
 // TestNetnsScript: netns.sh with a prefix of its own sets up twice in a row, the setup it describes
 // works (vlanrouter in the router namespace answers a ping from the upstream namespace to
-// 192.0.2.1 and sends time exceeded from it for TTL 1), and teardown leaves nothing of it.
+// 192.0.2.1, sends time exceeded from it for TTL 1 and host unreachable for a VLAN host nobody
+// plays; the upstream namespace resolved 192.0.2.1 by ARP, the router its gateway 192.0.2.2: no
+// static neighbour entry), and teardown leaves nothing of it.
 func TestNetnsScript(t *testing.T) {
 	nettest.RequirePriv(t)
 	if _, err := exec.LookPath("ping"); err != nil {
@@ -71,6 +73,8 @@ func TestNetnsScript(t *testing.T) {
 	}
 	echo := wan.Exec(t, "ping", "-c", "1", "-W", "2", "192.0.2.1")
 	ttl, _ := exec.Command("ip", "netns", "exec", wan.Name, "ping", "-c", "1", "-W", "2", "-t", "1", "10.0.1.2").CombinedOutput()
+	unreach, _ := exec.Command("ip", "netns", "exec", wan.Name, "ping", "-c", "1", "-W", "8", "10.0.1.2").CombinedOutput()
+	neigh := wan.Exec(t, "ip", "neigh", "show", "192.0.2.1")
 	cancel()
 	wg.Wait()
 	if runErr != nil {
@@ -82,7 +86,16 @@ func TestNetnsScript(t *testing.T) {
 	if !strings.Contains(string(ttl), "From 192.0.2.1") || !strings.Contains(string(ttl), "Time to live exceeded") {
 		t.Errorf("ping -t 1 10.0.1.2:\n%s", ttl)
 	}
-	if !tally.Balanced() || tally.Drops.Echoed == 0 || tally.Drops.ICMPErrors == 0 {
+	if !strings.Contains(string(unreach), "From 192.0.2.1") || !strings.Contains(string(unreach), "Destination Host Unreachable") {
+		t.Errorf("ping 10.0.1.2 (nobody answers ARP for it):\n%s", unreach)
+	}
+	if !strings.Contains(neigh, "lladdr") || strings.Contains(neigh, "PERMANENT") {
+		t.Errorf("ip neigh show 192.0.2.1 in %s: want an entry learnt by ARP:\n%s", wan.Name, neigh)
+	}
+	if !strings.Contains(out.String(), "192.0.2.2 dev "+p+"-up lladdr ") {
+		t.Errorf("the router did not resolve its gateway 192.0.2.2:\n%s", out.String())
+	}
+	if !tally.Balanced() || tally.Drops.Echoed == 0 || tally.Drops.ICMPErrors < 2 || tally.Neigh == nil || tally.Neigh.Failed == 0 {
 		t.Errorf("counters: %+v\n%s", tally, out.String())
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -20,7 +22,10 @@ import (
 // was handed and the final counters are checked: rx = forwarded + dropped by reason.
 //
 // The router answers to the interfaces' own MAC addresses (every VLAN uses the trunk's, as Linux
-// VLAN devices do) and sends to static neighbour MACs (-nexthop; no ARP).
+// VLAN devices do) and resolves its neighbours by ARP (tagged on the VLANs): the gateway (-gateway),
+// the VLAN hosts traffic goes to, the gateways of an `ip route` file; an interface with a -nexthop
+// MAC has no ARP, everything routed out of it goes to that MAC. Each worker has its own resolver
+// (app.Resolver); they share one neighbour table, which the final report prints as `ip neigh` does.
 func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) {
 	if cfg.Trunk == "" || cfg.Uplink == "" {
 		return app.Tally{}, fmt.Errorf("-backend %s needs -trunk and -uplink", cfg.Backend)
@@ -39,10 +44,15 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		return trunkMAC
 	}
-	router, names, err := buildRouter(cfg, mac, cfg.devNames())
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 4096})
 	if err != nil {
 		return app.Tally{}, err
 	}
+	router, err := buildRouter(cfg, mac, cfg.devNames(), pool)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	names := router.Names
 	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: []string{cfg.Trunk, cfg.Uplink}, Workers: cfg.Workers})
 	if err != nil {
 		return app.Tally{}, err
@@ -55,22 +65,25 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		defer pcap.Close()
 	}
-	printf(out, "vlanrouter: %s (%d VLANs, %s..%s, router MAC %s) routed to %s (MAC %s); %s, %d worker(s)\n\n",
-		cfg.Trunk, cfg.VLANs, names[1], names[cfg.VLANs], trunkMAC, cfg.Uplink, upMAC, cfg.Backend, len(ports.ByWorker))
+	printf(out, "vlanrouter: %s (%d VLANs, %s..%s, router MAC %s) routed to %s (MAC %s, gateway %v); %s, %d worker(s)\n\n",
+		cfg.Trunk, cfg.VLANs, names[1], names[cfg.VLANs], trunkMAC, cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, len(ports.ByWorker))
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); router.FlushEvery(wctx, time.Millisecond) }() // the hosts' routes
 	errs := make([]app.PortErrors, len(ports.ByWorker))
 	for i, wp := range ports.ByWorker {
 		w := router.NewWorker(cfg.Batch)
 		if pcap != nil {
 			w.SetTap(pcap, cfg.PcapSample)
 		}
+		res := app.NewResolver(router.Table, router.Demux, cfg.Batch)
 		wg.Add(1)
 		go func(wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.Run(wctx, w, wp, cfg.Batch, 1024)
+			errs[i] = app.RunResolving(wctx, w, res, wp, cfg.Batch, 1024)
 		}(wp)
 	}
 
@@ -95,6 +108,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	wg.Wait()
 	mon.Print(out)
 	t := app.NewTally([]xmit.Stats{ports.Stats(portTrunk), ports.Stats(portUplink)}, router.Counters())
+	t.AddNeigh(router.Table.Counters())
 	for _, e := range errs {
 		t.Errors.Add(e)
 	}
@@ -104,6 +118,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 	}
 	t.Report(out, pcap)
+	trunkgen.PrintNeighbours(out, router.Table, append([]string{cfg.Uplink}, names[1:]...))
 	return t, nil
 }
 

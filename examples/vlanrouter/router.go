@@ -37,15 +37,16 @@ var gatewayMAC = trunkgen.GatewayMAC
 // topology is the router and its ports, built for a config.
 type topology struct {
 	pool   *frame.Pool
-	router *fwd.Router
-	ports  []xmit.Port     // the router's ends, by physical port
-	hosts  []*xmit.MemPort // the far ends: what the generator sends into and sinks from
-	mems   []*xmit.MemPort // the router's ends as MemPorts
-	names  []string        // interface names by ID
+	router *trunkgen.Router // the forwarding stage and the neighbour table beside it
+	res    *app.Resolver    // the worker's neighbour resolver
+	ports  []xmit.Port      // the router's ends, by physical port
+	hosts  []*xmit.MemPort  // the far ends: what the generator sends into and sinks from
+	mems   []*xmit.MemPort  // the router's ends as MemPorts
+	names  []string         // interface names by ID
 }
 
-// Host next hops: one per VLAN (host .2 on each subnet; the generator's hosts all answer to it in
-// this in-memory world) plus the upstream gateway.
+// build makes the in-memory network: the router (trunkgen.BuildRouter: it resolves the gateway
+// and every VLAN host by ARP, which the generator's hosts answer) and its two links.
 func build(cfg Config) (*topology, error) {
 	if cfg.VLANs < 1 || cfg.VLANs > 200 {
 		return nil, fmt.Errorf("-vlans %d out of range 1-200", cfg.VLANs)
@@ -60,26 +61,30 @@ func build(cfg Config) (*topology, error) {
 	t.mems = []*xmit.MemPort{trunkR, upR}
 	t.ports = []xmit.Port{trunkR, upR}
 	t.hosts = []*xmit.MemPort{trunkH, upH}
-	t.router, t.names, err = trunkgen.BuildRouter(cfg.plan(pool), routerMAC, nil)
-	return t, err
+	if t.router, err = trunkgen.BuildRouter(cfg.plan(pool), routerMAC, nil); err != nil {
+		return nil, err
+	}
+	t.names = t.router.Names
+	t.res = app.NewResolver(t.router.Table, t.router.Demux, cfg.Batch)
+	return t, nil
 }
 
 // buildRouter makes the router's tables (trunkgen.BuildRouter, shared with the other VLAN-trunk
-// example).
-func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32) (*fwd.Router, []string, error) {
-	return trunkgen.BuildRouter(cfg.plan(nil), mac, devNames)
+// example), its frames and held frames in pool (nil: their own).
+func buildRouter(cfg Config, mac func(id int) frame.MAC, devNames map[string]uint32, pool *frame.Pool) (*trunkgen.Router, error) {
+	return trunkgen.BuildRouter(cfg.plan(pool), mac, devNames)
 }
 
-// plan is what trunkgen.BuildRouter needs of cfg; the router generates its frames in pool (nil: its
-// own).
+// plan is what trunkgen.BuildRouter needs of cfg; the router generates its frames and holds those
+// of unresolved neighbours in pool (nil: their own).
 func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
-	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
+	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
 }
 
 // worker polls the router's ports until ctx ends and then until they are drained; it returns the
 // errors its Recv and Send calls got.
 func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) app.PortErrors {
-	return trunkgen.Poll(ctx, t.router, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
+	return trunkgen.Poll(ctx, t.router, t.res, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
 }
 
 // Result is what a run counted.
@@ -158,9 +163,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.RouterTx += s.TxPackets
 		r.TxDropped += s.TxDropped
 	}
-	r.Drops = t.router.Counters()
-	r.Forwarded = app.Sent(r.Drops)
-	r.Leaked = t.pool.InUse()
+	r.AddRouter(t.router, t.res, t.pool.InUse())
 	r.Report(out)
 	if pcap != nil {
 		err = pcap.Close()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -20,21 +22,24 @@ func routeVia(t *testing.T, cfg Config, vl int, dst uint32) (port int, vid uint1
 	return port, vid
 }
 
-// routeProto is routeVia that also reports the IP protocol of what left.
+// routeProto is routeVia that also reports the IP protocol of what left. The router resolves its
+// next hop by ARP, which the in-memory hosts (trunkgen.Generator.Answer) answer.
 func routeProto(t *testing.T, cfg Config, vl int, dst uint32) (port int, vid uint16, proto uint8) {
 	t.Helper()
-	r, _, err := buildRouter(cfg, routerMAC, map[string]uint32{"eth9": 0})
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	r, err := buildRouter(cfg, routerMAC, map[string]uint32{"eth9": 0}, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
+	res := app.NewResolver(r.Table, r.Demux, 8)
+	g := trunkgen.New(trunkgen.Config{Pool: pool, VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Gateway: cfg.Gateway})
 	var ports []xmit.Port
 	var peers []*xmit.MemPort
 	for i := 0; i < numPorts; i++ {
 		a, z := xmit.Pipe(pool, nil)
 		ports, peers = append(ports, a), append(peers, z)
 	}
-	b := frame.NewBatch(8)
+	b, answers := frame.NewBatch(8), frame.NewBatch(8)
 	pool.Alloc(b, 1)
 	b.Frames[0].Resize(64)
 	d := b.Bytes(0)
@@ -51,20 +56,41 @@ func routeProto(t *testing.T, cfg Config, vl int, dst uint32) (port int, vid uin
 		binary.BigEndian.PutUint16(d[16:], frame.TypeIPv4)
 		udp(d[18:], 0x0a000002|uint32(vl)<<8, dst, 64)
 	}
-	r.NewWorker(8).Forward(uint16(in), b, ports)
-	for p, z := range peers {
-		if n, _ := z.Recv(b); n == 1 {
-			d := b.Bytes(0)
-			l3 := 14
-			if b.Frames[0].Flags&frame.FlagVLAN != 0 {
-				vid = b.Frames[0].TCI & 0xfff
-			} else if binary.BigEndian.Uint16(d[12:]) == vlan.TPID8021Q {
-				vid = binary.BigEndian.Uint16(d[14:]) & 0xfff
-				l3 = 18
+	w := r.NewWorker(8)
+	res.Step(w, uint16(in), b, ports)
+	r.FlushRoutes() // as trunkgen.Poll does
+	for round := 0; round < 10; round++ {
+		res.Poll(w, ports)
+		port = -1
+		for p, z := range peers {
+			for n, _ := z.Recv(b); n > 0; n, _ = z.Recv(b) {
+				for i := range b.Frames {
+					f, d := &b.Frames[i], b.Bytes(i)
+					if g.Answer(f, d, p == portUplink, answers) {
+						continue
+					}
+					l3, v := 14, uint16(0)
+					if f.Flags&frame.FlagVLAN != 0 {
+						v = f.TCI & 0xfff
+					} else if binary.BigEndian.Uint16(d[12:]) == vlan.TPID8021Q {
+						v, l3 = binary.BigEndian.Uint16(d[14:])&0xfff, 18
+					}
+					if binary.BigEndian.Uint16(d[l3-2:]) == frame.TypeIPv4 {
+						port, vid, proto = p, v, d[l3+9]
+					}
+				}
+				b.Free()
 			}
-			proto = d[l3+9]
-			b.Free()
-			return p, vid, proto
+			z.Send(answers)
+		}
+		if port >= 0 {
+			return port, vid, proto
+		}
+		for p, pt := range ports {
+			if n, _ := pt.Recv(b); n > 0 {
+				res.Step(w, uint16(p), b, ports)
+				r.FlushRoutes()
+			}
 		}
 	}
 	return -1, 0, 0
@@ -113,12 +139,12 @@ func TestRoutesFile(t *testing.T) {
 		text    string
 	}{{true, "10.1.0.0/16 dev wlan0\n"}, {false, "10.1.0.0/99 1\n"}} {
 		cfg.IPRoute, cfg.Routes = c.iproute, write("bad", c.text)
-		if _, _, err := buildRouter(cfg, routerMAC, nil); err == nil || !strings.Contains(err.Error(), "-routes") {
+		if _, err := buildRouter(cfg, routerMAC, nil, nil); err == nil || !strings.Contains(err.Error(), "-routes") {
 			t.Errorf("%q accepted (%v)", c.text, err)
 		}
 	}
 	cfg.Routes = filepath.Join(dir, "none")
-	if _, _, err := buildRouter(cfg, routerMAC, nil); err == nil {
+	if _, err := buildRouter(cfg, routerMAC, nil, nil); err == nil {
 		t.Error("missing routes file accepted")
 	}
 }

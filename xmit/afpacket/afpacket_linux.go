@@ -421,7 +421,7 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 	}
 	fr := b.Frames[:cap(b.Frames)]
 	ring := p.ring
-	n, bytes, bad, vlans := 0, 0, 0, 0
+	n, bytes, bad, vlans, partial := 0, 0, 0, 0, 0
 	port := p.cfg.PortID
 	for n < len(fr) {
 		if p.left == 0 && !p.openBlock() {
@@ -463,14 +463,20 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 			f.Len, f.Head, f.Tail = uint16(snap), uint16(mac-pktHdrLen), uint16(min(limit-uint32(end), 0xffff))
 			f.ClearMeta()
 			f.Port = port
-			if status&tpStatusVLAN != 0 {
-				tpid := uint16(frame.TypeVLAN)
-				if status&tpStatusVLANTPID != 0 {
-					tpid = ne.Uint16(h[pktVlanTPIDOff:])
+			if status&(tpStatusVLAN|tpStatusCsumPart) != 0 {
+				if status&tpStatusVLAN != 0 {
+					tpid := uint16(frame.TypeVLAN)
+					if status&tpStatusVLANTPID != 0 {
+						tpid = ne.Uint16(h[pktVlanTPIDOff:])
+					}
+					f.Flags = frame.FlagVLAN
+					f.TPID, f.TCI = tpid, uint16(ne.Uint32(h[pktVlanTCIOff:]))
+					vlans++
 				}
-				f.Flags = frame.FlagVLAN
-				f.TPID, f.TCI = tpid, uint16(ne.Uint32(h[pktVlanTCIOff:]))
-				vlans++
+				if status&tpStatusCsumPart != 0 {
+					f.Flags |= frame.FlagCsumPartial
+					partial++
+				}
 			}
 			n++
 			bytes += int(snap)
@@ -491,6 +497,16 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 	}
 	p.rxMu.Unlock()
 	b.Frames, b.Mem, b.Owner = fr[:n], ring, p
+	if partial > 0 {
+		// Sent on this host (a veth peer's stack) with the checksum left to the hardware: fill it
+		// in, as the NIC would have (an out-of-band tag is not in the bytes, so the L3 header
+		// follows the addresses either way).
+		for i := range b.Frames {
+			if f := &b.Frames[i]; f.Flags&frame.FlagCsumPartial != 0 && frame.CompleteL4Checksum(f.Data(ring)) {
+				f.Flags &^= frame.FlagCsumPartial
+			}
+		}
+	}
 	if vlans > 0 && p.cfg.ReinsertVLAN {
 		for i := range b.Frames {
 			if b.Frames[i].Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) == nil {

@@ -51,6 +51,7 @@ const (
 	tpStatusUser     = unix.TP_STATUS_USER
 	tpStatusVLAN     = unix.TP_STATUS_VLAN_VALID
 	tpStatusVLANTPID = unix.TP_STATUS_VLAN_TPID_VALID
+	tpStatusCsumPart = unix.TP_STATUS_CSUMNOTREADY
 )
 
 var _ [pktHdrLen]struct{} = [unix.SizeofTpacket3Hdr]struct{}{}

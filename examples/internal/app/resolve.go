@@ -31,7 +31,8 @@ type Resolver struct {
 func NewResolver(t *neigh.Table, demux *vlan.Demux, batch int) *Resolver {
 	r := &Resolver{Table: t, demux: demux, vw: demux.NewWorker()}
 	n := max(batch, 256)
-	r.arp, r.ready, r.failed = frame.NewBatch(n), frame.NewBatch(n), frame.NewBatch(n)
+	// Held frames go back through the worker, a batch at a time; ARP frames only need sending.
+	r.arp, r.ready, r.failed = frame.NewBatch(n), frame.NewBatch(batch), frame.NewBatch(batch)
 	for range demux.Ports() {
 		r.byPort = append(r.byPort, frame.NewBatch(n))
 	}
@@ -63,19 +64,30 @@ func (r *Resolver) Step(w *fwd.Worker, port uint16, in *frame.Batch, ports []xmi
 	}
 }
 
+// pollRounds bounds the batches of held frames one Poll hands back to the worker.
+const pollRounds = 64
+
 // Poll runs the table's timers, routes what it made ready, answers what failed, and sends the ARP
-// frames it made. Call it every few milliseconds when idle.
+// frames it made. Held frames go back to the worker a batch at a time, as many batches as the
+// table has ready (up to pollRounds; the rest wait for the next Poll). Call it every few
+// milliseconds when idle.
 func (r *Resolver) Poll(w *fwd.Worker, ports []xmit.Port) {
-	r.Table.Poll(r.arp, r.ready, r.failed)
-	if len(r.ready.Frames) > 0 {
-		o := w.Resume(r.ready)
-		r.Take(o)
-		SendOutput(o, ports)
+	for range pollRounds {
+		r.Table.Poll(r.arp, r.ready, r.failed)
+		more := r.ready.Space() == 0 || r.failed.Space() == 0 // the backlogs may hold more
+		if len(r.ready.Frames) > 0 {
+			o := w.Resume(r.ready)
+			r.Take(o)
+			SendOutput(o, ports)
+		}
+		if len(r.failed.Frames) > 0 {
+			SendOutput(w.Unreachable(r.failed), ports)
+		}
+		r.sendARP(ports)
+		if !more {
+			return
+		}
 	}
-	if len(r.failed.Frames) > 0 {
-		SendOutput(w.Unreachable(r.failed), ports)
-	}
-	r.sendARP(ports)
 }
 
 // sendARP gives each ARP frame the table made its interface's L2 header and sends them by port.
@@ -106,11 +118,14 @@ func (r *Resolver) sendARP(ports []xmit.Port) {
 	}
 }
 
-// Announce sends gratuitous ARP for every interface of the table (at start, or when an address
-// changes).
-func (r *Resolver) Announce(ifaces int, ports []xmit.Port) {
-	for i := range ifaces {
-		r.Table.Announce(uint16(i), r.arp)
+// Announce sends gratuitous ARP for every interface of the demux, each on its physical port with
+// its tags (at start, or when an address changes).
+func (r *Resolver) Announce(ports []xmit.Port) {
+	for _, id := range r.demux.Interfaces() {
+		r.Table.Announce(id, r.arp)
+		if len(r.arp.Frames) > r.arp.Cap()/2 {
+			r.sendARP(ports)
+		}
 	}
 	r.sendARP(ports)
 }

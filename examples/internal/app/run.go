@@ -35,7 +35,7 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 	step := func(p int, in *frame.Batch) { w.Forward(uint16(p), in, out) }
 	if res != nil {
 		step = func(p int, in *frame.Batch) { res.Step(w, uint16(p), in, out) }
-		res.Announce(len(ports), out)
+		res.Announce(out)
 		defer res.Flush()
 	}
 	lastPoll := time.Now()

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/neigh"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -92,5 +94,61 @@ func TestRunCountsPortErrors(t *testing.T) {
 	sum.Add(e)
 	if sum.Send != 2 || sum.Recv != 2*e.Recv || sum.First != e.First {
 		t.Fatalf("sum %+v of twice %+v", sum, e)
+	}
+}
+
+// TestRunResolvingAnnouncesEveryInterface: at start the worker loop sends a gratuitous ARP for
+// every interface of the demux, VLAN sub-interfaces included, each tagged as its interface is, not
+// one per physical port.
+func TestRunResolvingAnnouncesEveryInterface(t *testing.T) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
+	d := vlan.NewDemux(2, vlan.Parser{})
+	d.Add(vlan.Interface{ID: 0, Port: 1})                     // untagged on port 1
+	d.Add(vlan.Interface{ID: 1, Port: 0, Outer: vlan.C(101)}) // VLAN 101 on port 0
+	d.Add(vlan.Interface{ID: 2, Port: 0, Outer: vlan.C(102)})
+	mac := func(i byte) frame.MAC { return frame.MAC{2, 0, 0, 0, 1, i} }
+	addr := func(i byte) netip.Prefix { return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, i, 1}), 24) }
+	var ifs []fwd.Iface
+	var nifs []neigh.Iface
+	for i := range byte(3) {
+		ifs = append(ifs, fwd.Iface{Name: fmt.Sprint("if", i), MAC: mac(i), Addrs: []netip.Prefix{addr(i)}})
+		nifs = append(nifs, neigh.Iface{MAC: mac(i), Addrs: []netip.Prefix{addr(i)}})
+	}
+	nh := new(fib.NextHops)
+	var routes fwd.Static
+	r, err := fwd.New(d, &fwd.Config{Ifaces: ifs, Routes: &routes, NextHops: nh, Pool: pool, HoldUnresolved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := neigh.New(&neigh.Config{Ifaces: nifs, NextHops: nh, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, far0 := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{"p0", "far0"}})
+	p1, far1 := xmit.Pipe(pool, &xmit.PipeConfig{Names: [2]string{"p1", "far1"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	RunResolving(ctx, r.NewWorker(8), NewResolver(tab, d, 8), []xmit.Port{p0, p1}, 8, 4)
+	got := map[string]bool{}
+	b := frame.NewBatch(8)
+	for _, far := range []*xmit.MemPort{far0, far1} {
+		for n, _ := far.Recv(b); n > 0; n, _ = far.Recv(b) {
+			for i := range b.Frames {
+				e := b.Bytes(i)
+				vid, l3 := 0, 14
+				if frame.Ether(e).Type() == vlan.TPID8021Q {
+					vid, l3 = int(e[14]&0x0f)<<8|int(e[15]), 18
+				}
+				if len(e) >= l3+28 && e[l3-2] == 0x08 && e[l3-1] == 0x06 {
+					got[fmt.Sprintf("%s vid %d %d.%d.%d.%d", far.Name(), vid, e[l3+14], e[l3+15], e[l3+16], e[l3+17])] = true
+				}
+			}
+			b.Free()
+		}
+	}
+	for _, want := range []string{"far1 vid 0 10.0.0.1", "far0 vid 101 10.0.1.1", "far0 vid 102 10.0.2.1"} {
+		if !got[want] {
+			t.Errorf("no announcement %q; got %v", want, got)
+		}
 	}
 }

@@ -3,7 +3,9 @@ package trunkgen
 import (
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/neigh"
+	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -54,8 +58,15 @@ func TestBuildRouterRefuses(t *testing.T) {
 		{"host bits ip route", Plan{VLANs: 20, IPRoute: true, Routes: file("hbip", "10.1.2.3/16 dev vlan101\n")}, fib.ErrSyntax, "host bits set in 10.1.2.3/16"},
 		{"unknown device", Plan{VLANs: 20, IPRoute: true, Routes: file("dev", "10.1.0.0/16 dev wlan0\n")}, ErrNoInterface, "wlan0"},
 		{"missing file", Plan{VLANs: 20, Routes: filepath.Join(dir, "none")}, os.ErrNotExist, "-routes"},
+		{"gateway off the uplink", Plan{VLANs: 20, Gateway: netip.MustParseAddr("10.0.1.2")}, ErrGateway, "-gateway 10.0.1.2"},
+		{"gateway the router", Plan{VLANs: 20, Gateway: netip.MustParseAddr("192.0.2.1")}, ErrGateway, "-gateway 192.0.2.1"},
+		{"gateway broadcast", Plan{VLANs: 20, Gateway: netip.MustParseAddr("192.0.2.255")}, ErrGateway, "-gateway 192.0.2.255"},
+		{"nexthop multicast", Plan{VLANs: 20, Neighbours: app.Neighbours{"vlan105": {1, 0, 0, 0, 0, 1}}}, neigh.ErrMAC, "-nexthop vlan105"},
+		{"via off its device", Plan{VLANs: 20, IPRoute: true, Routes: file("via", "198.18.0.0/15 via 10.0.3.9 dev vlan102\n")}, ErrGateway, "via 10.0.3.9 dev vlan102"},
+		{"via the router", Plan{VLANs: 20, IPRoute: true, Routes: file("viar", "198.18.0.0/15 via 10.0.2.1 dev vlan102\n")}, ErrGateway, "via 10.0.2.1"},
+		{"via nowhere", Plan{VLANs: 20, IPRoute: true, Routes: file("vian", "default via 172.16.0.1\n")}, ErrGateway, "via 172.16.0.1"},
 	} {
-		_, _, err := BuildRouter(c.plan, RouterMAC, nil)
+		_, err := BuildRouter(c.plan, RouterMAC, nil)
 		switch {
 		case err == nil:
 			t.Errorf("%s: accepted", c.name)
@@ -70,8 +81,10 @@ func TestBuildRouterRefuses(t *testing.T) {
 		{VLANs: 20, Neighbours: app.Neighbours{"uplink": {2}, "trunk": {2}, "*": {2}, "vlan101": {2}, "vlan120": {2}}},
 		{VLANs: 20, Routes: file("ok", "10.0.0.0/8 0\n198.18.0.0/15 20 # last VLAN\n")},
 		{VLANs: 20, IPRoute: true, Routes: file("okip", "default via 192.0.2.2 dev uplink\n10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n")},
+		{VLANs: 20, IPRoute: true, Routes: file("okvia", "default via 192.0.2.254\n198.18.0.0/15 via 10.0.2.9 dev vlan102\n")},
+		{VLANs: 20, Gateway: netip.MustParseAddr("192.0.2.254")},
 	} {
-		if _, _, err := BuildRouter(p, RouterMAC, nil); err != nil {
+		if _, err := BuildRouter(p, RouterMAC, nil); err != nil {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
@@ -103,7 +116,8 @@ func (p *failingPort) Close() error                     { return nil }
 func TestPollCountsPortErrors(t *testing.T) {
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64})
 	trunkMAC := func(int) frame.MAC { return RouterMAC(1) } // one MAC for every VLAN, as SendTraffic wants
-	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, trunkMAC, nil)
+	// The gateway's MAC permanent, so that the frames go out at once.
+	r, err := BuildRouter(Plan{VLANs: 20, Pool: pool, Neighbours: app.Neighbours{"uplink": GatewayMAC}}, trunkMAC, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,18 +128,39 @@ func TestPollCountsPortErrors(t *testing.T) {
 	up := &failingPort{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e := Poll(ctx, r, []xmit.Port{trunk, up}, nil, 8, nil, 0)
-	if up.sends != 1 || e.Send != 1 || e.Recv < 1 || !errors.Is(e.First, errFailing) {
+	e := Poll(ctx, r, app.NewResolver(r.Table, r.Demux, 8), []xmit.Port{trunk, up}, nil, 8, nil, 0)
+	// Two sends on the uplink: the router's announcement, the forwarded batch.
+	if up.sends != 2 || e.Send != 2 || e.Recv < 1 || !errors.Is(e.First, errFailing) {
 		t.Fatalf("%d sends: %+v", up.sends, e)
 	}
+	drain(far)
 	if pool.InUse() != 0 {
 		t.Fatalf("%d buffers leaked", pool.InUse())
 	}
 	var out strings.Builder
 	Result{Errors: e}.Report(&out)
-	if !strings.Contains(out.String(), "send 1 (first: failing port)") {
+	if !strings.Contains(out.String(), "send 2 (first: failing port)") {
 		t.Fatalf("report:\n%s", out.String())
 	}
+}
+
+// drain empties p's receive queue and returns how many frames of each EtherType it held (the tag
+// of a tagged frame skipped).
+func drain(p xmit.Port) map[uint16]int {
+	got := map[uint16]int{}
+	b := frame.NewBatch(64)
+	for n, _ := p.Recv(b); n > 0; n, _ = p.Recv(b) {
+		for i := range b.Frames {
+			d := b.Bytes(i)
+			et := frame.Ether(d).Type()
+			if et == vlan.TPID8021Q {
+				et = binary.BigEndian.Uint16(d[16:])
+			}
+			got[et]++
+		}
+		b.Free()
+	}
+	return got
 }
 
 // lateSender is an empty port that, on its nth Recv, has frames queued on another port and ends
@@ -148,7 +183,7 @@ func (p *lateSender) Recv(b *frame.Batch) (int, error) {
 func TestPollDrainsLateFrames(t *testing.T) {
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
 	trunkMAC := func(int) frame.MAC { return RouterMAC(1) } // one MAC for every VLAN, as SendTraffic wants
-	r, _, err := BuildRouter(Plan{VLANs: 20, Pool: pool}, trunkMAC, nil)
+	r, err := BuildRouter(Plan{VLANs: 20, Pool: pool, Neighbours: app.Neighbours{"uplink": GatewayMAC}}, trunkMAC, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,29 +197,41 @@ func TestPollDrainsLateFrames(t *testing.T) {
 		}
 		cancel()
 	}}
-	if e := Poll(ctx, r, []xmit.Port{trunk, up}, nil, 8, nil, 0); e.Recv+e.Send != 0 {
+	if e := Poll(ctx, r, app.NewResolver(r.Table, r.Demux, 8), []xmit.Port{trunk, up}, nil, 8, nil, 0); e.Recv+e.Send != 0 {
 		t.Fatal(e)
 	}
 	if rx := trunk.Stats().RxPackets; rx != 10 {
 		t.Fatalf("the worker received %d of the 10 frames queued before ctx ended", rx)
 	}
-	b := frame.NewBatch(16)
-	if n, _ := upFar.Recv(b); n != 10 {
-		t.Fatalf("%d of 10 frames forwarded", n)
+	if got := drain(upFar); got[frame.TypeIPv4] != 10 {
+		t.Fatalf("%d of 10 frames forwarded (%v)", got[frame.TypeIPv4], got)
 	}
-	b.Free()
+	drain(far)
 }
 
-// TestIPRouteDropAndLocal: an `ip route` file's blackhole routes lead to the drop next hop, its
-// local routes are skipped, and unicast routes map by device.
-func TestIPRouteDropAndLocal(t *testing.T) {
+// TestIPRouteNextHops: an `ip route` file's blackhole routes lead to the drop next hop, its local
+// routes are skipped, a route with a device and no gateway is the device's subnet (resolved by
+// destination), the uplink's gateway is next hop 0 and every other distinct gateway a next hop of
+// its own, on the device named or the interface whose subnet holds it.
+func TestIPRouteNextHops(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r")
-	os.WriteFile(p, []byte("blackhole 203.0.113.0/24 proto static\nlocal 10.0.7.1 dev vlan107 proto kernel scope host src 10.0.7.1\n10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n"), 0o644)
-	rs, err := loadRoutes(Plan{VLANs: 20, IPRoute: true, Routes: p}, map[string]uint32{"vlan107": 7})
+	os.WriteFile(p, []byte("blackhole 203.0.113.0/24 proto static\n"+
+		"local 10.0.7.1 dev vlan107 proto kernel scope host src 10.0.7.1\n"+
+		"10.0.7.0/24 dev vlan107 proto kernel scope link src 10.0.7.1\n"+
+		"192.0.2.0/24 dev eth9 proto kernel scope link src 192.0.2.1\n"+
+		"default via 192.0.2.2 dev eth9\n"+
+		"198.18.0.0/16 via 10.0.2.9 dev vlan102\n"+
+		"198.19.0.0/16 via 10.0.2.9\n"+
+		"198.20.0.0/16 via 192.0.2.77 dev uplink\n"), 0o644)
+	hops := map[uint32]hop{}
+	plan := Plan{VLANs: 20, IPRoute: true, Routes: p, Gateway: DefaultGateway}
+	rs, err := loadRoutes(plan, map[string]uint32{"vlan107": 7, "vlan102": 2, "eth9": 0, "uplink": 0}, hops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]uint32{"203.0.113.0/24": DropNextHop(20), "10.0.7.0/24": 7}
+	gw1, gw2 := UplinkSubnet(20)+1, UplinkSubnet(20)+2
+	want := map[string]uint32{"203.0.113.0/24": DropNextHop(20), "10.0.7.0/24": 7, "192.0.2.0/24": UplinkSubnet(20),
+		"0.0.0.0/0": 0, "198.18.0.0/16": gw1, "198.19.0.0/16": gw1, "198.20.0.0/16": gw2}
 	if len(rs) != len(want) {
 		t.Fatalf("routes %v", rs)
 	}
@@ -192,5 +239,48 @@ func TestIPRouteDropAndLocal(t *testing.T) {
 		if nh, ok := want[r.Prefix.String()]; !ok || nh != r.NextHop {
 			t.Errorf("%v -> %d", r.Prefix, r.NextHop)
 		}
+	}
+	wantHops := map[uint32]hop{7: {iface: 7}, UplinkSubnet(20): {iface: IfUplink}, 0: {iface: IfUplink, addr: DefaultGateway},
+		gw1: {iface: 2, addr: netip.MustParseAddr("10.0.2.9")}, gw2: {iface: IfUplink, addr: netip.MustParseAddr("192.0.2.77")}}
+	if len(hops) != len(wantHops) {
+		t.Errorf("next hops %v, want %v", hops, wantHops)
+	}
+	for idx, h := range wantHops {
+		if hops[idx] != h {
+			t.Errorf("next hop %d: %+v, want %+v", idx, hops[idx], h)
+		}
+	}
+}
+
+// TestHostRoutes: the neighbour table's host routes come into effect at once when none did lately
+// (the first one), and whatever was queued after it is applied, in order, by FlushRoutes: a host
+// added, removed and added again ends with its last next hop, a removed one has no route.
+func TestHostRoutes(t *testing.T) {
+	rt := fib.New()
+	h := &hostRoutes{t: rt}
+	a, b, c := netip.MustParseAddr("10.0.1.5"), netip.MustParseAddr("10.0.2.6"), netip.MustParseAddr("10.0.3.7")
+	if err := h.AddHost(a, 1030); err != nil {
+		t.Fatal(err)
+	}
+	if nh, ok := rt.Lookup(a); !ok || nh != 1030 {
+		t.Fatalf("the first host route is not in at once: %d %v", nh, ok)
+	}
+	h.AddHost(b, 1031)
+	h.AddHost(c, 1032)
+	h.DeleteHost(a)
+	h.AddHost(a, 1033)
+	h.DeleteHost(c)
+	(&Router{hosts: h}).FlushRoutes()
+	for _, w := range []struct {
+		a  netip.Addr
+		nh uint32
+		ok bool
+	}{{a, 1033, true}, {b, 1031, true}, {c, 0, false}} {
+		if nh, ok := rt.Lookup(w.a); ok != w.ok || ok && nh != w.nh {
+			t.Errorf("%v: next hop %d %v, want %d %v", w.a, nh, ok, w.nh, w.ok)
+		}
+	}
+	if err := h.AddHost(netip.MustParseAddr("::1"), 1); err == nil {
+		t.Error("an IPv6 host route accepted")
 	}
 }

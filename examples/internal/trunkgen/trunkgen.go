@@ -2,13 +2,18 @@
 // address plan (VLAN i is VID 100+i with subnet 10.0.i.0/24; the upstream is 198.18.0.0/15) and a
 // generator that plays every host, sends tagged frames upstream and untagged frames down, a share
 // of them bad on purpose (TTL 1, an unknown VLAN, a broken checksum), and sinks what the router
-// sends back, checking every frame (Generator.Check) and counting it by kind (SinkCounts).
+// sends back, checking every frame (Generator.Check) and counting it by kind (SinkCounts); its hosts
+// and the upstream gateway answer the router's ARP requests. BuildRouter makes the router both
+// examples share: the forwarding stage with a neighbour table beside it that resolves every next
+// hop by ARP.
 package trunkgen
 
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -46,7 +51,8 @@ type Config struct {
 	// end of the uplink: what the router sends there is checked and counted.
 	TrunkSinks []xmit.Port
 	UplinkSink xmit.Port
-	Neighbours app.Neighbours       // the router's -nexthop MACs (Plan.Neighbours)
+	Neighbours app.Neighbours       // the router's static next-hop MACs (Plan.Neighbours)
+	Gateway    netip.Addr           // the router's gateway on the uplink (Plan.Gateway; zero: DefaultGateway)
 	OwnRoutes  bool                 // the router has a routes file: a frame's egress interface is not checked against its destination
 	SendUp     func(b *frame.Batch) // tagged frames from the VLAN hosts toward the router
 	SendDown   func(b *frame.Batch) // untagged frames from the upstream toward the router
@@ -58,14 +64,27 @@ type Generator struct {
 	rng     *rand.Rand
 	n       uint64 // frames built, for the share of bad ones
 	badEach uint64
-	nhMAC   []frame.MAC // by interface ID: the MAC the router sends to
+	dsts    int             // downstream traffic goes to hosts .2 to .(1+dsts) of each VLAN
+	gw      uint32          // the gateway's address: the generator answers ARP for it on the uplink
+	gwMAC   frame.MAC       // the MAC the router sends upstream to (the gateway's, or -nexthop uplink's)
+	static  []frame.MAC     // by VLAN: the -nexthop MAC the router sends everything on it to, or zero
+	replies [2]*frame.Batch // ARP replies for the trunk and the uplink
 	sunk    SinkCounts
 	stopped atomic.Bool
 }
 
 // New returns a generator.
 func New(cfg Config) *Generator {
-	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(1, 2)), nhMAC: nextHopMACs(cfg.VLANs, cfg.Neighbours)}
+	gw := cfg.Gateway
+	if !gw.IsValid() {
+		gw = DefaultGateway
+	}
+	g := &Generator{cfg: cfg, rng: rand.New(rand.NewPCG(1, 2)), gw: binary.BigEndian.Uint32(gw.AsSlice()),
+		gwMAC: cfg.Neighbours.Get("uplink", "", GatewayMAC), static: []frame.MAC{{}}, dsts: downstreamHosts(cfg.VLANs)}
+	for i := 1; i <= cfg.VLANs; i++ {
+		g.static = append(g.static, cfg.Neighbours.Get(fmt.Sprintf("vlan%d", VID(i)), "trunk", frame.MAC{}))
+	}
+	g.replies = [2]*frame.Batch{frame.NewBatch(max(cfg.Batch, 64)), frame.NewBatch(max(cfg.Batch, 64))}
 	if cfg.Bad > 0 {
 		g.badEach = uint64(1 / cfg.Bad)
 	}
@@ -77,6 +96,13 @@ func (g *Generator) Sunk() SinkCounts { return g.sunk }
 
 // Stopped reports whether Run has returned.
 func (g *Generator) Stopped() bool { return g.stopped.Load() }
+
+// downstreamHosts is how many hosts of each VLAN the upstream sends to: 250 (.2 to .251), fewer
+// with more than 20 VLANs, about 5,000 in all. Every one is a neighbour the router resolves by ARP
+// and a /32 route in its table, and fib rebuilds the part of the table a route falls in (all of
+// 10.0.0.0/16 here) at every change: 5,000 hosts resolve within the first tenth of a second or so,
+// 50,000 would take the router's core for seconds.
+func downstreamHosts(vlans int) int { return min(lastHost-firstHost+1, max(2, 5000/max(vlans, 1))) }
 
 // inFlight bounds the frames between the generator and the router: below every queue's depth.
 const inFlight = 1536
@@ -135,7 +161,7 @@ func (g *Generator) fill(b *frame.Batch, upstream bool) {
 			e.SetDst(RouterMAC(IfUplink))
 			e.SetSrc(GatewayMAC)
 			e.SetType(frame.TypeIPv4)
-			UDP(d[14:], 0xc6120000|g.rng.Uint32()&0x1ffff, 0x0a000000|uint32(vl)<<8|uint32(2+g.rng.IntN(250)), ttl)
+			UDP(d[14:], 0xc6120000|g.rng.Uint32()&0x1ffff, 0x0a000000|uint32(vl)<<8|uint32(firstHost+g.rng.IntN(g.dsts)), ttl)
 			if bad && kind != 0 {
 				d[14+10] ^= 0xff
 			}
@@ -158,6 +184,11 @@ func (g *Generator) sink(b *frame.Batch) bool {
 
 func (g *Generator) sinkPort(b *frame.Batch, h xmit.Port, uplink bool) bool {
 	got := false
+	side, send := 0, g.cfg.SendUp
+	if uplink {
+		side, send = 1, g.cfg.SendDown
+	}
+	rb := g.replies[side]
 	for {
 		n, _ := h.Recv(b)
 		if n == 0 {
@@ -165,18 +196,28 @@ func (g *Generator) sinkPort(b *frame.Batch, h xmit.Port, uplink bool) bool {
 		}
 		got = true
 		for i := range b.Frames {
-			switch g.Check(&b.Frames[i], b.Bytes(i), uplink) {
+			switch v, id, tpa := g.check(&b.Frames[i], b.Bytes(i), uplink); v {
 			case SinkForwarded:
 				g.sunk.Forwarded++
 			case SinkTimeExceeded:
 				g.sunk.TimeExceeded++
 			case SinkUnreachable:
 				g.sunk.Unreachable++
+			case SinkARP:
+				g.sunk.ARP++
+				// The hosts answer while the generator runs; after it stopped (Drain) the
+				// router has stopped too, and an answer would never be read.
+				if !g.stopped.Load() && rb.Space() > 0 && g.reply(rb, id, tpa) {
+					g.sunk.ARPReplies++
+				}
 			default:
 				g.sunk.Bad++
 			}
 		}
 		b.Free()
+		if len(rb.Frames) > 0 {
+			send(rb) // empties rb; the hosts' Stats count them as generated
+		}
 	}
 }
 
