@@ -534,12 +534,6 @@ func (c *Controller) run(tick bool) {
 	events := c.events
 	c.events = nil
 	attached := c.attached
-	if c.cfg.Events != nil {
-		for _, e := range events {
-			c.cfg.Events(e)
-		}
-		events = nil
-	}
 	c.mu.Unlock()
 
 	c.transmit(sends)
