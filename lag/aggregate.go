@@ -516,7 +516,7 @@ func (a *Aggregate) RecvFrom(b *frame.Batch) (member, n int, err error) {
 			closed++
 			continue
 		}
-		if a.slow != nil && n > 0 {
+		if a.slow != nil { // (an empty batch scans as nothing)
 			// One test per batch: a slow-protocols frame in it, or a member not usable.
 			inactive := uint32(^a.state.Load().upMask>>uint(i)) & 1
 			if slowScan(b.Mem, b.Frames)|inactive != 0 {

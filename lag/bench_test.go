@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/benchutil"
+	"github.com/wirespeed/wirespeed/xmit"
 )
 
 // benchBatch is 64 frames of distinct TCP/UDP flows over IPv4 (a few IPv6, a few tagged), the mix
@@ -152,5 +153,62 @@ func TestSendAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(50, run); n != 0 {
 			t.Errorf("%v: %v allocs per Send", c.Mode, n)
 		}
+	}
+}
+
+// replayPort delivers the same frames on every Recv (their owner does nothing on Release), so
+// BenchmarkRecv measures the aggregate's receive path alone.
+type replayPort struct {
+	src *frame.Batch
+}
+
+type nopOwner struct{}
+
+func (nopOwner) Release([]frame.Frame) {}
+
+func (p *replayPort) Name() string                     { return "replay" }
+func (p *replayPort) Send(b *frame.Batch) (int, error) { b.Free(); return 0, nil }
+func (p *replayPort) Stats() xmit.Stats                { return xmit.Stats{} }
+func (p *replayPort) Close() error                     { return nil }
+func (p *replayPort) Recv(b *frame.Batch) (int, error) {
+	b.Mem, b.Owner = p.src.Mem, nopOwner{}
+	b.Frames = append(b.Frames[:0], p.src.Frames...)
+	return len(b.Frames), nil
+}
+
+// BenchmarkRecv is the aggregate's Recv of a batch of 64 frames (benchBatch's mix): without a
+// slow-protocols handler, with one and no slow frame in the batch (the scan and its one test),
+// and with one LACPDU among the 64 (the slow path: the frame handed over, the rest compacted).
+func BenchmarkRecv(b *testing.B) {
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
+	plain := benchBatch(b, pool)
+	withPDU := benchBatch(b, pool)
+	pdu := withPDU.Bytes(10)
+	copy(pdu, []byte{1, 0x80, 0xc2, 0, 0, 2})
+	pdu[12], pdu[13] = 0x88, 0x09
+	for _, c := range []struct {
+		name string
+		src  *frame.Batch
+		slow SlowHandler
+	}{
+		{"slow=none", plain, nil},
+		{"slow=handler/pdus=0", plain, &countSlow{}},
+		{"slow=handler/pdus=1", withPDU, &countSlow{}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			a, err := New([]xmit.Port{&replayPort{src: c.src}}, &Config{Mode: XOR, SlowProtocols: c.slow})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rb := frame.NewBatch(64)
+			b.ReportAllocs()
+			b.ResetTimer()
+			m := benchutil.Start(b)
+			for i := 0; i < b.N; i++ {
+				a.RecvFrom(rb)
+				rb.Frames = rb.Frames[:0]
+			}
+			m.Report(b, b.N*64)
+		})
 	}
 }

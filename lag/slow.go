@@ -29,16 +29,21 @@ func slowScan(mem []byte, fr []frame.Frame) uint32 {
 	base := unsafe.Pointer(unsafe.SliceData(mem))
 	var acc uint32
 	for i := 0; i < n; i++ {
-		f := &fr[i]
-		d := int(f.Off) - lim
-		off := lim + d&(d>>(bits.UintSize-1)) // min(Off, lim), without the branch min compiles to
-		p := unsafe.Add(base, off+12)
-		et := uint32(*(*byte)(p))<<8 | uint32(*(*byte)(unsafe.Add(p, 1)))
-		hit := ((et ^ SlowEtherType) - 1) >> 31   // 1 when et == 0x8809 (et ^ 0x8809 < 65536)
-		long := ^(uint32(f.Len) - frame.EtherLen) // top bit set when Len >= 14
-		acc |= hit & (long >> 31)
+		acc |= slowOne(base, &fr[i], lim)
 	}
 	return acc
+}
+
+// slowOne is 1 when frame f is a slow-protocols frame (see slowScan).
+func slowOne(base unsafe.Pointer, f *frame.Frame, lim int) uint32 {
+	d := int(f.Off) - lim
+	off := lim + d&(d>>(bits.UintSize-1)) // min(Off, lim), without the branch min compiles to
+	p := unsafe.Add(base, off+12)
+	// The two bytes read as a little-endian word (one load, no byte swap): 0x8809 is 0x0988.
+	et := uint32(*(*byte)(p)) | uint32(*(*byte)(unsafe.Add(p, 1)))<<8
+	hit := ((et ^ 0x0988) - 1) >> 31          // 1 when et == 0x0988 (et ^ 0x0988 < 65536)
+	long := ^(uint32(f.Len) - frame.EtherLen) // top bit set when Len >= 14
+	return hit & (long >> 31)
 }
 
 // filterRx removes from b, received on member i, the slow-protocols frames (handed to the

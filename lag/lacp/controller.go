@@ -81,8 +81,8 @@ type Config struct {
 	Ports []PortConfig
 
 	// Events, when not nil, is called for every event, in order, from the goroutine that runs Tick
-	// and Process (Run's). It may call Status; it must not call Tick, Process or Run, and it
-	// should return quickly: the machines wait for it.
+	// and Process (Run's). It may call Status, Usable, Up and SetLinkUp; it must not call Tick,
+	// Process, Run or Attach, and it should return quickly: the machines wait for it.
 	Events func(Event)
 }
 
@@ -123,7 +123,7 @@ type PortStats struct {
 	Unknown                    uint64 // slow-protocols frames of another subtype (OAM, OSSP...)
 	Illegal                    uint64 // frames that do not decode (ErrTruncated, ErrNotSlow, ErrTLV)
 	Loopback                   uint64 // LACPDUs carrying this system's own identifier, ignored
-	RateLimited                uint64 // sends put off (LACPDUs) or dropped (marker responses) by the rate limits
+	RateLimited                uint64 // ticks an LACPDU waited, marker responses dropped, for the rate limits
 	RxOverflow                 uint64 // frames dropped because the receive queue was full
 	TxErrors                   uint64 // PDUs Tx did not queue
 	ActorChurns, PartnerChurns uint64
