@@ -187,7 +187,20 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func collectStage(ch chan<- prometheus.Metric, r *fwd.Router) {
-	k := r.Counters()
+	collectFwdCounters(ch, r.Counters())
+	for i, ifc := range r.Ifaces() {
+		name := ifaceName(r, uint16(i))
+		s := r.IfaceStats(uint16(i))
+		counter(ch, ifRxPackets, s.RxPackets, name)
+		counter(ch, ifRxBytes, s.RxBytes, name)
+		counter(ch, ifTxPackets, s.TxPackets, name)
+		counter(ch, ifTxBytes, s.TxBytes, name)
+		gauge(ch, ifMTU, float64(ifc.MTU), name)
+	}
+}
+
+// collectFwdCounters sends the series of the stage's counters k.
+func collectFwdCounters(ch chan<- prometheus.Metric, k fwd.Counters) {
 	for _, v := range []struct {
 		name string
 		n    uint64
@@ -204,15 +217,6 @@ func collectStage(ch chan<- prometheus.Metric, r *fwd.Router) {
 	counter(ch, fwdICMPSupp, k.ICMPNoBuffer, "no-buffer")
 	counter(ch, fwdICMPSupp, k.ICMPNoAddress, "no-address")
 	counter(ch, fwdDiscarded, k.Discarded)
-	for i, ifc := range r.Ifaces() {
-		name := ifaceName(r, uint16(i))
-		s := r.IfaceStats(uint16(i))
-		counter(ch, ifRxPackets, s.RxPackets, name)
-		counter(ch, ifRxBytes, s.RxBytes, name)
-		counter(ch, ifTxPackets, s.TxPackets, name)
-		counter(ch, ifTxBytes, s.TxBytes, name)
-		gauge(ch, ifMTU, float64(ifc.MTU), name)
-	}
 }
 
 // ifaceName is the stage's name of interface id, or its number when it has none.
@@ -226,37 +230,7 @@ func ifaceName(r *fwd.Router, id uint16) string {
 }
 
 func (c *Collector) collectNeigh(ch chan<- prometheus.Metric, t *neigh.Table) {
-	k := t.Counters()
-	for _, v := range []struct {
-		name string
-		n    uint64
-	}{{"request", k.Requests}, {"reply", k.Replies}, {"update", k.Updates}, {"ignored", k.Ignored},
-		{"malformed", k.Malformed}, {"bad-sender", k.BadSender}, {"looped", k.Looped}, {"conflict", k.Conflicts},
-		{"no-interface", k.NoIface}} {
-		counter(ch, neighARPIn, v.n, v.name)
-	}
-	for _, v := range []struct {
-		name string
-		n    uint64
-	}{{"reply", k.RepliesSent}, {"request", k.RequestsSent}, {"probe", k.ProbesSent}, {"announce", k.AnnouncesSent}} {
-		counter(ch, neighARPOut, v.n, v.name)
-	}
-	for _, v := range []struct {
-		name string
-		n    uint64
-	}{{"held", k.Held}, {"no-neighbour", k.HoldNoNeighbour}, {"no-host", k.HoldNoHost}, {"too-big", k.HoldTooBig},
-		{"no-buffer", k.HoldNoBuffer}} {
-		counter(ch, neighHoldIn, v.n, v.name)
-	}
-	for _, v := range []struct {
-		name string
-		n    uint64
-	}{{"ready", k.Ready}, {"failed", k.Failed}, {"queue-overflow", k.QueueOverflow}, {"backlog-overflow", k.BacklogOverflow}} {
-		counter(ch, neighHoldOut, v.n, v.name)
-	}
-	for _, n := range neighCounters {
-		counter(ch, n.d, n.get(&k))
-	}
+	collectNeighCounters(ch, t.Counters())
 
 	// Entries by interface and state: every state of every interface the stage has, zeros
 	// included, so that a series does not vanish when its last entry leaves.
@@ -292,5 +266,39 @@ func (c *Collector) collectNeigh(ch chan<- prometheus.Metric, t *neigh.Table) {
 			gauge(ch, neighEntries, float64(n.states[s]), name, stateLabels[i])
 		}
 		gauge(ch, neighHeld, float64(n.held), name)
+	}
+}
+
+// collectNeighCounters sends the series of the neighbour table's counters k.
+func collectNeighCounters(ch chan<- prometheus.Metric, k neigh.Counters) {
+	for _, v := range []struct {
+		name string
+		n    uint64
+	}{{"request", k.Requests}, {"reply", k.Replies}, {"update", k.Updates}, {"ignored", k.Ignored},
+		{"malformed", k.Malformed}, {"bad-sender", k.BadSender}, {"looped", k.Looped}, {"conflict", k.Conflicts},
+		{"no-interface", k.NoIface}} {
+		counter(ch, neighARPIn, v.n, v.name)
+	}
+	for _, v := range []struct {
+		name string
+		n    uint64
+	}{{"reply", k.RepliesSent}, {"request", k.RequestsSent}, {"probe", k.ProbesSent}, {"announce", k.AnnouncesSent}} {
+		counter(ch, neighARPOut, v.n, v.name)
+	}
+	for _, v := range []struct {
+		name string
+		n    uint64
+	}{{"held", k.Held}, {"no-neighbour", k.HoldNoNeighbour}, {"no-host", k.HoldNoHost}, {"too-big", k.HoldTooBig},
+		{"no-buffer", k.HoldNoBuffer}} {
+		counter(ch, neighHoldIn, v.n, v.name)
+	}
+	for _, v := range []struct {
+		name string
+		n    uint64
+	}{{"ready", k.Ready}, {"failed", k.Failed}, {"queue-overflow", k.QueueOverflow}, {"backlog-overflow", k.BacklogOverflow}} {
+		counter(ch, neighHoldOut, v.n, v.name)
+	}
+	for _, n := range neighCounters {
+		counter(ch, n.d, n.get(&k))
 	}
 }

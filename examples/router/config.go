@@ -30,10 +30,10 @@ type Config struct {
 	Interval time.Duration
 	Rate     int // mem: generator frames per second per direction (0: as fast as the router takes them)
 	// Metrics is the address of the HTTP endpoint of metrics and the look inside ("": none);
-	// MetricsPublic allows an address other than a loopback one.
-	Metrics       string
-	MetricsPublic bool
-	Log           string // event log format: text or json
+	// MetricsAny allows an address other than a loopback one.
+	Metrics    string
+	MetricsAny bool
+	Log        string // event log format: text or json
 
 	ready        func()            // called once the ports are open and the workers started (tests)
 	metricsReady func(addr string) // called with the metrics endpoint's address once it listens (tests)
@@ -173,7 +173,7 @@ func (c *Config) check() error {
 		return fmt.Errorf("-log %q: want text or json", c.Log)
 	}
 	if c.Metrics != "" {
-		if err := checkMetricsAddr(c.Metrics, c.MetricsPublic); err != nil {
+		if err := checkMetricsAddr(c.Metrics, c.MetricsAny); err != nil {
 			return err
 		}
 	}

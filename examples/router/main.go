@@ -81,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: frames per second from each host (0: as fast as the router takes them)")
 	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://`ADDR`/metrics and JSON at /ports, /interfaces, /neighbours, /route?addr=A (a loopback address, 127.0.0.1:9100; off by default)")
-	fs.BoolVar(&cfg.MetricsPublic, "metrics-public", cfg.MetricsPublic, "allow -metrics on an address other than a loopback one (the endpoint has no authentication)")
+	fs.BoolVar(&cfg.MetricsAny, "metrics-any", cfg.MetricsAny, "allow -metrics on an address other than a loopback one (the endpoint has no authentication)")
 	fs.StringVar(&cfg.Log, "log", cfg.Log, "event log format on stderr: text or json")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

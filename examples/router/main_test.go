@@ -72,8 +72,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-backend", "afpacket", "-route", "10.1.2.3/16,via=10.0.1.2"}, "host bits"},
 		{[]string{"-backend", "afpacket", "-route", "10.0.0.0/8"}, "via="},
 		{[]string{"-metrics", "127.0.0.1:9100", "-log", "json"}, ""},
-		{[]string{"-metrics", "0.0.0.0:9100", "-metrics-public"}, ""},
-		{[]string{"-metrics", ":9100"}, "-metrics-public"},
+		{[]string{"-metrics", "0.0.0.0:9100", "-metrics-any"}, ""},
+		{[]string{"-metrics", ":9100"}, "-metrics-any"},
 		{[]string{"-metrics", "9100"}, "HOST:PORT"},
 		{[]string{"-log", "xml"}, "-log"},
 	} {

@@ -58,7 +58,7 @@ func checkMetricsAddr(addr string, public bool) error {
 	if host == "" {
 		where = "every interface"
 	}
-	return fmt.Errorf("-metrics %s would serve on %s: the endpoint has no authentication; use a loopback address, or add -metrics-public", addr, where)
+	return fmt.Errorf("-metrics %s would serve on %s: the endpoint has no authentication; use a loopback address, or add -metrics-any", addr, where)
 }
 
 // operator runs the router's operator view beside the workers: the watcher (events once a

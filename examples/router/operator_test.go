@@ -21,7 +21,7 @@ import (
 )
 
 // TestMetricsAddr: -metrics takes HOST:PORT on a loopback address, any other address only with
-// -metrics-public.
+// -metrics-any.
 func TestMetricsAddr(t *testing.T) {
 	for _, c := range []struct {
 		addr   string
@@ -33,10 +33,10 @@ func TestMetricsAddr(t *testing.T) {
 		{"[::1]:9100", false, ""},
 		{"localhost:9100", false, ""},
 		{":9100", false, "every interface"},
-		{"0.0.0.0:9100", false, "-metrics-public"},
-		{"192.0.2.1:9100", false, "-metrics-public"},
-		{"[::]:9100", false, "-metrics-public"},
-		{"example.com:9100", false, "-metrics-public"},
+		{"0.0.0.0:9100", false, "-metrics-any"},
+		{"192.0.2.1:9100", false, "-metrics-any"},
+		{"[::]:9100", false, "-metrics-any"},
+		{"example.com:9100", false, "-metrics-any"},
 		{":9100", true, ""},
 		{"192.0.2.1:9100", true, ""},
 		{"127.0.0.1", false, "HOST:PORT"},
