@@ -22,7 +22,7 @@ func naiveSlow(mem []byte, fr []frame.Frame) bool {
 }
 
 // TestSlowScan compares slowScan with naiveSlow on random batches: frames of every length
-// around 14 bytes, at the end of the arena, with 0x8809 just past a runt's end, tiny arenas.
+// near 14 bytes, at the end of the arena, with 0x8809 just past a runt's end, tiny arenas.
 func TestSlowScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for iter := 0; iter < 20000; iter++ {
