@@ -3,6 +3,7 @@ package linuxcp
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -32,11 +33,19 @@ import (
 // so there is nothing to isolate for them; frames on other queues, and frames the program passes,
 // reach the stack, and IsolatePhysical covers those as well.
 func IsolatePhysical(ifname string) (restore func() error, err error) {
-	link, err := netlink.LinkByName(ifname)
+	// The netlink socket and the sysctl files are opened now, in this thread's namespace, and
+	// restore uses them: it works from any thread.
+	h, err := netlink.NewHandle()
 	if err != nil {
+		return nil, fmt.Errorf("linuxcp: isolate %s: netlink: %w", ifname, err)
+	}
+	link, err := h.LinkByName(ifname)
+	if err != nil {
+		h.Close()
 		return nil, fmt.Errorf("linuxcp: isolate %s: %w", ifname, err)
 	}
-	if all, err := readSysctl("ipv4/conf/all/rp_filter"); err == nil && all == "2" {
+	if all, err := os.ReadFile("/proc/sys/net/ipv4/conf/all/rp_filter"); err == nil && strings.TrimSpace(string(all)) == "2" {
+		h.Close()
 		return nil, fmt.Errorf("linuxcp: isolate %s: net.ipv4.conf.all.rp_filter is 2 (loose), which overrides the interface's strict setting: set it to 0 or 1", ifname)
 	}
 	var undo []func() error
@@ -48,6 +57,10 @@ func IsolatePhysical(ifname string) (restore func() error, err error) {
 			}
 		}
 		undo = nil
+		if h != nil {
+			h.Close()
+			h = nil
+		}
 		return first
 	}
 	fail := func(err error) (func() error, error) {
@@ -55,7 +68,7 @@ func IsolatePhysical(ifname string) (restore func() error, err error) {
 		return nil, fmt.Errorf("linuxcp: isolate %s: %w", ifname, err)
 	}
 
-	addrs, err := netlink.AddrList(link, netlink.FAMILY_ALL)
+	addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
 	if err != nil {
 		return fail(fmt.Errorf("list addresses: %w", err))
 	}
@@ -64,13 +77,13 @@ func IsolatePhysical(ifname string) (restore func() error, err error) {
 			continue // an IPv6 link-local address: it goes with disable_ipv6, and comes back with it
 		}
 		a := a
-		if err := netlink.AddrDel(link, &a); err != nil {
+		if err := h.AddrDel(link, &a); err != nil {
 			return fail(fmt.Errorf("remove address %s: %w", a.IPNet, err))
 		}
 		undo = append(undo, func() error {
 			b := a
 			b.Label = ""
-			if err := netlink.AddrAdd(link, &b); err != nil {
+			if err := h.AddrAdd(link, &b); err != nil {
 				return fmt.Errorf("linuxcp: restore %s on %s: %w", a.IPNet, ifname, err)
 			}
 			return nil
@@ -84,29 +97,36 @@ func IsolatePhysical(ifname string) (restore func() error, err error) {
 		{"ipv4/conf/" + ifname + "/arp_ignore", "8"},
 		{"ipv6/conf/" + ifname + "/disable_ipv6", "1"},
 	} {
-		old, err := readSysctl(s.key)
+		f, err := os.OpenFile("/proc/sys/net/"+s.key, os.O_RDWR, 0)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && strings.HasPrefix(s.key, "ipv6/") {
 				continue // no IPv6 in this kernel
 			}
 			return fail(err)
 		}
-		if old == s.val {
+		old, err := readSysctl(f)
+		if err == nil && old != s.val {
+			err = writeSysctl(f, s.val)
+		}
+		if err != nil || old == s.val {
+			f.Close()
+			if err != nil {
+				return fail(err)
+			}
 			continue
 		}
-		if err := writeSysctl(s.key, s.val); err != nil {
-			return fail(err)
-		}
-		key := s.key
-		undo = append(undo, func() error { return writeSysctl(key, old) })
+		undo = append(undo, func() error {
+			defer f.Close()
+			return writeSysctl(f, old)
+		})
 	}
 
 	if link.Attrs().RawFlags&uint32(1<<7) == 0 { // IFF_NOARP
-		if err := netlink.LinkSetARPOff(link); err != nil {
+		if err := h.LinkSetARPOff(link); err != nil {
 			return fail(fmt.Errorf("arp off: %w", err))
 		}
 		undo = append(undo, func() error {
-			if err := netlink.LinkSetARPOn(link); err != nil {
+			if err := h.LinkSetARPOn(link); err != nil {
 				return fmt.Errorf("linuxcp: restore arp on %s: %w", ifname, err)
 			}
 			return nil
@@ -115,17 +135,18 @@ func IsolatePhysical(ifname string) (restore func() error, err error) {
 	return restore, nil
 }
 
-func readSysctl(key string) (string, error) {
-	b, err := os.ReadFile("/proc/sys/net/" + key)
-	if err != nil {
-		return "", err
+func readSysctl(f *os.File) (string, error) {
+	b := make([]byte, 64)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	return strings.TrimSpace(string(b[:n])), nil
 }
 
-func writeSysctl(key, val string) error {
-	if err := os.WriteFile("/proc/sys/net/"+key, []byte(val), 0o644); err != nil {
-		return fmt.Errorf("sysctl net.%s=%s: %w", strings.ReplaceAll(key, "/", "."), val, err)
+func writeSysctl(f *os.File, val string) error {
+	if _, err := f.WriteAt([]byte(val), 0); err != nil {
+		return fmt.Errorf("write %s=%s: %w", f.Name(), val, err)
 	}
 	return nil
 }
