@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 
@@ -26,6 +27,7 @@ type TAP struct {
 	ifindex int
 	file    *os.File
 	rc      syscall.RawConn
+	nl      *netlink.Handle // opened in the TAP's namespace, for Addrs and AddAddr
 
 	// The state of the Read in progress, kept here so that RawConn.Read gets a method value made
 	// once (a closure per call would allocate).
@@ -43,7 +45,7 @@ type TAP struct {
 }
 
 // OpenTAP creates the TAP interface name (or attaches to a persistent one of that name) in the
-// calling thread's network namespace, gives it the address mac and the MTU mtu (0: leave it) and
+// calling thread's network namespace (the TAP's methods work in that namespace from any thread), gives it the address mac and the MTU mtu (0: leave it) and
 // sets it up. The interface lives as long as the TAP is open (unless it was made persistent
 // elsewhere). Attributes are set through rtnetlink (github.com/vishvananda/netlink).
 func OpenTAP(name string, mac frame.MAC, mtu int) (*TAP, error) {
@@ -70,7 +72,12 @@ func OpenTAP(name string, mac frame.MAC, mtu int) (*TAP, error) {
 		return nil, fmt.Errorf("linuxcp: TAP %s: %w", t.name, err)
 	}
 	t.readFn, t.writeFn = t.readSome, t.writeAll
+	if t.nl, err = netlink.NewHandle(); err != nil {
+		t.file.Close()
+		return nil, fmt.Errorf("linuxcp: TAP %s: netlink: %w", t.name, err)
+	}
 	if err := t.setLink(mac, mtu); err != nil {
+		t.nl.Close()
 		t.file.Close()
 		return nil, err
 	}
@@ -78,21 +85,21 @@ func OpenTAP(name string, mac frame.MAC, mtu int) (*TAP, error) {
 }
 
 func (t *TAP) setLink(mac frame.MAC, mtu int) error {
-	link, err := netlink.LinkByName(t.name)
+	link, err := t.nl.LinkByName(t.name)
 	if err != nil {
 		return fmt.Errorf("linuxcp: TAP %s: netlink: %w", t.name, err)
 	}
 	if mac != (frame.MAC{}) && !bytes.Equal(link.Attrs().HardwareAddr, mac[:]) {
-		if err := netlink.LinkSetHardwareAddr(link, net.HardwareAddr(mac[:])); err != nil {
+		if err := t.nl.LinkSetHardwareAddr(link, net.HardwareAddr(mac[:])); err != nil {
 			return fmt.Errorf("linuxcp: TAP %s: set address %s: %w", t.name, mac, err)
 		}
 	}
 	if mtu > 0 && link.Attrs().MTU != mtu {
-		if err := netlink.LinkSetMTU(link, mtu); err != nil {
+		if err := t.nl.LinkSetMTU(link, mtu); err != nil {
 			return fmt.Errorf("linuxcp: TAP %s: set MTU %d: %w", t.name, mtu, err)
 		}
 	}
-	if err := netlink.LinkSetUp(link); err != nil {
+	if err := t.nl.LinkSetUp(link); err != nil {
 		return fmt.Errorf("linuxcp: TAP %s: set up: %w", t.name, err)
 	}
 	t.ifindex = link.Attrs().Index
@@ -188,8 +195,46 @@ func (t *TAP) writeAll(fd uintptr) bool {
 	return true
 }
 
+// Addrs returns the interface's IPv4 addresses with their prefix lengths, as the kernel has them
+// now (ip -4 addr show dev NAME).
+func (t *TAP) Addrs() ([]netip.Prefix, error) {
+	link, err := t.nl.LinkByIndex(t.ifindex)
+	if err != nil {
+		return nil, fmt.Errorf("linuxcp: TAP %s: %w", t.name, err)
+	}
+	as, err := t.nl.AddrList(link, netlink.FAMILY_V4)
+	if err != nil {
+		return nil, fmt.Errorf("linuxcp: TAP %s: list addresses: %w", t.name, err)
+	}
+	var out []netip.Prefix
+	for _, a := range as {
+		ip, ok := netip.AddrFromSlice(a.IP.To4())
+		if !ok || a.IPNet == nil {
+			continue
+		}
+		bits, _ := a.IPNet.Mask.Size()
+		out = append(out, netip.PrefixFrom(ip, bits))
+	}
+	return out, nil
+}
+
+// AddAddr gives the interface the address p (10.0.1.1/24), with its connected route; an address it
+// already has is not an error.
+func (t *TAP) AddAddr(p netip.Prefix) error {
+	link, err := t.nl.LinkByIndex(t.ifindex)
+	if err != nil {
+		return fmt.Errorf("linuxcp: TAP %s: %w", t.name, err)
+	}
+	a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+	if err := t.nl.AddrReplace(link, a); err != nil {
+		return fmt.Errorf("linuxcp: TAP %s: add address %v: %w", t.name, p, err)
+	}
+	return nil
+}
+
 // Close closes the TAP; the interface goes away unless it is persistent.
 func (t *TAP) Close() error {
+	t.nl.Close()
 	if err := t.file.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("linuxcp: TAP %s: close: %w", t.name, err)
 	}

@@ -35,6 +35,14 @@ func TestTAPAttributes(t *testing.T) {
 	if tap.Ifindex() == 0 || tap.Name() != name {
 		t.Errorf("TAP %q ifindex %d", tap.Name(), tap.Ifindex())
 	}
+	// Addresses, from this thread (outside the namespace): the TAP's netlink handle is the namespace's.
+	if err := tap.AddAddr(netip.MustParsePrefix("10.0.7.1/24")); err != nil {
+		t.Fatal(err)
+	}
+	ns.Exec(t, "ip", "addr", "add", "10.0.8.1/25", "dev", name)
+	if as, err := tap.Addrs(); err != nil || len(as) != 2 || as[0].String() != "10.0.7.1/24" || as[1].String() != "10.0.8.1/25" {
+		t.Errorf("Addrs: %v, %v; want 10.0.7.1/24 and 10.0.8.1/25", as, err)
+	}
 	if err := tap.Close(); err != nil {
 		t.Fatal(err)
 	}

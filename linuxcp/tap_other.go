@@ -5,6 +5,7 @@ package linuxcp
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -28,6 +29,12 @@ func (t *TAP) Read(bufs [][]byte, sizes []int) (int, error) { return 0, errors.E
 
 // Write returns errors.ErrUnsupported.
 func (t *TAP) Write(frames [][]byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// Addrs returns errors.ErrUnsupported.
+func (t *TAP) Addrs() ([]netip.Prefix, error) { return nil, errors.ErrUnsupported }
+
+// AddAddr returns errors.ErrUnsupported.
+func (t *TAP) AddAddr(p netip.Prefix) error { return errors.ErrUnsupported }
 
 // Close does nothing.
 func (t *TAP) Close() error { return nil }
