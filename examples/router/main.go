@@ -83,6 +83,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://`ADDR`/metrics and JSON at /ports, /interfaces, /neighbours, /route?addr=A (a loopback address, 127.0.0.1:9100; off by default)")
 	fs.BoolVar(&cfg.MetricsAny, "metrics-any", cfg.MetricsAny, "allow -metrics on an address other than a loopback one (the endpoint has no authentication)")
 	fs.StringVar(&cfg.Log, "log", cfg.Log, "event log format on stderr: text or json")
+	fs.BoolVar(&cfg.LinuxCP, "linuxcp", cfg.LinuxCP, "the kernel as the control plane (afpacket, afxdp): a TAP per port, the router's addresses and ARP in the kernel")
+	fs.StringVar(&cfg.TapPrefix, "tap-prefix", cfg.TapPrefix, "-linuxcp: the TAPs' names are `PREFIX` and the port's index (ws0, ws1, ...)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
