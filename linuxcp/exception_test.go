@@ -474,3 +474,66 @@ func TestExceptionConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestExceptionWorkers: two workers hand frames up to one device at once (a queue each, one
+// writer); the frames the kernel sends on interface 1's device are taken only by its owner,
+// worker 1, on the interface's port.
+func TestExceptionWorkers(t *testing.T) {
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demux, _ := testRouter(t, pool)
+	dev := newMemDev()
+	x, err := New(&Config{Demux: demux, Devices: []Device{nil, dev}, Workers: 2, Pool: pool, Queue: 512, Batch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Owner(1) != 1 {
+		t.Fatalf("interface 1 owned by worker %d", x.Owner(1))
+	}
+	x.Start()
+	var wg sync.WaitGroup
+	for id := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := x.Worker(id)
+			b := frame.NewBatch(16)
+			for range 10 {
+				localBatch(t, pool, b, 16, 1)
+				w.Up(b)
+			}
+			w.Flush()
+		}()
+	}
+	wg.Wait()
+	arp := arpRequest(t, 0, netip.MustParseAddr("10.0.100.1"), netip.MustParseAddr("10.0.100.2"))
+	for range 5 {
+		dev.in <- arp
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	taken := 0
+	b := frame.NewBatch(16)
+	for (taken < 5 || len(dev.written()) < 320) && time.Now().Before(deadline) {
+		if x.Worker(0).Take(0, b) != 0 {
+			t.Fatal("worker 0 took frames of an interface it does not own")
+		}
+		taken += x.Worker(1).Take(0, b)
+		for i := range b.Frames {
+			if d := b.Bytes(i); len(d) < 18 || d[12] != 0x81 || d[13] != 0 || d[15] != 100 {
+				t.Errorf("down frame not tagged with VLAN 100: %x", d)
+			}
+		}
+		b.Free()
+		time.Sleep(time.Millisecond)
+	}
+	x.Worker(1).Flush()
+	x.Close()
+	if c := x.Counters(); c.Up != 320 || c.Written != 320 || c.Taken != 5 {
+		t.Errorf("counters %+v: want 320 up and written, 5 taken", c)
+	}
+	if n := pool.InUse(); n != 0 {
+		t.Errorf("%d buffers still out", n)
+	}
+}
