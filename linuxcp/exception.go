@@ -519,19 +519,6 @@ func (w *Worker) Take(port uint16, b *frame.Batch) int {
 	return n
 }
 
-// Pending reports whether a queue this worker drains with Take for port holds frames.
-func (w *Worker) Pending(port uint16) bool {
-	if int(port) >= len(w.down) {
-		return false
-	}
-	for _, r := range w.down[port] {
-		if r.Len() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // Flush publishes the worker's counters for Exception.Counters. Call it from the worker's goroutine
 // every few milliseconds.
 func (w *Worker) Flush() {

@@ -537,3 +537,32 @@ func TestExceptionWorkers(t *testing.T) {
 		t.Errorf("%d buffers still out", n)
 	}
 }
+
+// BenchmarkWorkerUp: a worker hands batches of 32 local frames (tagged, for interface 1) up; the
+// benchmark drains the device's queue itself (no goroutine), so the figure is the worker's side.
+func BenchmarkWorkerUp(b *testing.B) {
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 512})
+	if err != nil {
+		b.Fatal(err)
+	}
+	demux, _ := testRouter(b, pool)
+	x, err := New(&Config{Demux: demux, Devices: []Device{nil, newMemDev()}, Pool: pool, Queue: 64, Batch: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := x.Worker(0)
+	in := frame.NewBatch(32)
+	localBatch(b, pool, in, 32, 1)
+	template := append([]frame.Frame(nil), in.Frames...)
+	drain := make([]frame.Frame, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		in.Frames = append(in.Frames[:0], template...)
+		in.Mem, in.Owner = pool.Mem(), nopOwner{}
+		w.Up(in)
+		n := x.up[1].DequeueBurst(drain)
+		pool.Release(drain[:n])
+	}
+	b.ReportMetric(float64(32*b.N)/b.Elapsed().Seconds(), "frames/s")
+}
