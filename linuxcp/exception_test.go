@@ -89,13 +89,7 @@ var (
 // VLAN 100 on it (10.0.100.1/24).
 func testRouter(t testing.TB, pool *frame.Pool) (*vlan.Demux, *fwd.Router) {
 	t.Helper()
-	d := vlan.NewDemux(1, vlan.Parser{})
-	if err := d.Add(vlan.Interface{ID: 0, Port: 0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Add(vlan.Interface{ID: 1, Port: 0, Outer: vlan.C(100)}); err != nil {
-		t.Fatal(err)
-	}
+	d := testDemux(t)
 	r, err := fwd.New(d, &fwd.Config{Pool: pool, NoEcho: true, Ifaces: []fwd.Iface{
 		{Name: "untagged", MAC: rtrMAC, Addrs: []netip.Prefix{netip.MustParsePrefix("10.0.1.1/24")}},
 		{Name: "vlan100", MAC: rtrMAC, Addrs: []netip.Prefix{netip.MustParsePrefix("10.0.100.1/24")}},
@@ -104,6 +98,19 @@ func testRouter(t testing.TB, pool *frame.Pool) (*vlan.Demux, *fwd.Router) {
 		t.Fatal(err)
 	}
 	return d, r
+}
+
+// testDemux is the test router's demux.
+func testDemux(t testing.TB) *vlan.Demux {
+	t.Helper()
+	d := vlan.NewDemux(1, vlan.Parser{})
+	if err := d.Add(vlan.Interface{ID: 0, Port: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Add(vlan.Interface{ID: 1, Port: 0, Outer: vlan.C(100)}); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // serialize builds a frame from gopacket layers.
