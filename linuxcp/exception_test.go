@@ -136,8 +136,8 @@ func arpRequest(t testing.TB, vid uint16, sender, target netip.Addr) []byte {
 	return serialize(t, eth, &layers.Dot1Q{VLANIdentifier: vid, Type: layers.EthernetTypeARP}, arp)
 }
 
-// send puts frames on a port.
-func send(t testing.TB, p xmit.Port, pool *frame.Pool, frames ...[]byte) {
+// sendFrames puts frames on a port.
+func sendFrames(t testing.TB, p xmit.Port, pool *frame.Pool, frames ...[]byte) {
 	t.Helper()
 	b := frame.NewBatch(len(frames))
 	if n, _ := pool.Alloc(b, len(frames)); n != len(frames) {
@@ -152,8 +152,8 @@ func send(t testing.TB, p xmit.Port, pool *frame.Pool, frames ...[]byte) {
 	}
 }
 
-// recvAll takes every frame waiting on p, copied.
-func recvAll(t testing.TB, p xmit.Port) [][]byte {
+// recvFrames takes every frame waiting on p, copied.
+func recvFrames(t testing.TB, p xmit.Port) [][]byte {
 	t.Helper()
 	var out [][]byte
 	b := frame.NewBatch(64)
@@ -193,7 +193,7 @@ func TestExceptionVLANUpDown(t *testing.T) {
 
 	untagged := arpRequest(t, 0, netip.MustParseAddr("10.0.1.2"), netip.MustParseAddr("10.0.1.1"))
 	tagged := arpRequest(t, 100, netip.MustParseAddr("10.0.100.2"), netip.MustParseAddr("10.0.100.1"))
-	send(t, host, pool, untagged, tagged)
+	sendFrames(t, host, pool, untagged, tagged)
 	in := frame.NewBatch(16)
 	if n, _ := rtr.Recv(in); n != 2 {
 		t.Fatalf("router received %d frames, want 2", n)
@@ -226,7 +226,7 @@ func TestExceptionVLANUpDown(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got = append(got, recvAll(t, host)...)
+		got = append(got, recvFrames(t, host)...)
 		time.Sleep(time.Millisecond)
 	}
 	xw.Flush()

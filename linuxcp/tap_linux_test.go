@@ -100,7 +100,7 @@ func TestExceptionTAPPing(t *testing.T) {
 	lastPing := time.Time{}
 	for deadline := time.Now().Add(15 * time.Second); !gotReply && time.Now().Before(deadline); {
 		if time.Since(lastPing) > time.Second {
-			send(t, host, pool, echo)
+			sendFrames(t, host, pool, echo)
 			lastPing = time.Now()
 		}
 		// The router: what arrives is processed, local frames go up; the kernel's frames go down.
@@ -117,7 +117,7 @@ func TestExceptionTAPPing(t *testing.T) {
 			rtr.Send(down)
 		}
 		// The host answers the kernel's ARP request and waits for the echo reply.
-		for _, f := range recvAll(t, host) {
+		for _, f := range recvFrames(t, host) {
 			p := gopacket.NewPacket(f, layers.LayerTypeEthernet, gopacket.Default)
 			q, ok := p.Layer(layers.LayerTypeDot1Q).(*layers.Dot1Q)
 			if !ok || q.VLANIdentifier != 100 {
@@ -127,7 +127,7 @@ func TestExceptionTAPPing(t *testing.T) {
 			if a, ok := p.Layer(layers.LayerTypeARP).(*layers.ARP); ok && a.Operation == layers.ARPRequest &&
 				netip.AddrFrom4([4]byte(a.DstProtAddress)) == hostIP {
 				gotARP = true
-				send(t, host, pool, tagged(&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
+				sendFrames(t, host, pool, tagged(&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
 					HwAddressSize: 6, ProtAddressSize: 4, Operation: layers.ARPReply, SourceHwAddress: hostMAC[:],
 					SourceProtAddress: hostIP.AsSlice(), DstHwAddress: a.SourceHwAddress, DstProtAddress: a.SourceProtAddress}))
 			}
