@@ -18,8 +18,9 @@ import (
 // writes whole untagged Ethernet frames the way TAP does (tests use an in-memory one).
 //
 // Read blocks until at least one frame is there, then reads what is queued up to len(bufs),
-// setting sizes[i] to frame i's length (larger than len(bufs[i]): the frame did not fit); it
-// returns an error once the device is closed. Write hands each frame to the kernel and returns how
+// setting sizes[i] to frame i's length; it returns an error once the device is closed. A frame
+// that fills its buffer, or is longer, is taken as cut and dropped (Counters.DownOversize): the
+// exception path's buffers are larger than any frame the interface's MTU allows. Write hands each frame to the kernel and returns how
 // many it took. One goroutine calls Read and another Write; Close makes a blocked Read return.
 type Device interface {
 	Read(bufs [][]byte, sizes []int) (int, error)
@@ -66,7 +67,7 @@ type Counters struct {
 	Read          uint64 // frames read from the devices
 	Down          uint64 // queued for the worker that sends them
 	DownNoBuffer  uint64 // dropped: read while the pool was empty
-	DownOversize  uint64 // dropped: larger than a buffer of the pool, or past the headroom a tag needs
+	DownOversize  uint64 // dropped: as large as a buffer of the pool (maybe cut), or past the headroom a tag needs
 	DownMalformed uint64 // dropped: shorter than an Ethernet header
 	DownQueueFull uint64 // dropped: the worker's queue was full (it is not calling Take often enough)
 	Taken         uint64 // handed to a worker by Take, to send
@@ -386,7 +387,7 @@ func (x *Exception) prepare(vw *vlan.Worker, b *frame.Batch, ifc, n int, sizes [
 		m := sizes[j]
 		room := int(f.Len) + int(f.Tail)
 		switch {
-		case m > room:
+		case m >= room: // filled its buffer: cut, or too big to tell
 			x.c[dDownOversize].Add(1)
 			continue
 		case m < frame.EtherLen:

@@ -114,7 +114,9 @@ func (t *TAP) Ifindex() int { return t.ifindex }
 
 // Read waits until the kernel has sent at least one frame on the interface, then reads as many as
 // are queued, up to len(bufs), without waiting again: frame i lands in bufs[i] and its length in
-// sizes[i]. A length larger than len(bufs[i]) means the frame did not fit and was cut. It returns
+// sizes[i]. A frame larger than its buffer is cut to it (read(2) on a TAP says no more), so a
+// length of len(bufs[i]) means the frame may have been cut: give buffers larger than the MTU's
+// frames. It returns
 // the number of frames read; the error is the first read(2) error (the frames before it are read),
 // or os.ErrClosed wrapped after Close.
 func (t *TAP) Read(bufs [][]byte, sizes []int) (int, error) {

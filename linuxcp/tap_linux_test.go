@@ -1,6 +1,7 @@
 package linuxcp
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os/exec"
@@ -159,4 +160,86 @@ func TestExceptionTAPPing(t *testing.T) {
 func runIn(ns *nettest.NS, args ...string) (string, error) {
 	o, err := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, args...)...).CombinedOutput()
 	return string(o), err
+}
+
+// TestExceptionTAPDrops: with a real TAP, frames handed up while the TAP's writer is not running
+// fill its queue and the rest are counted drops at once, never a wait; once it runs, the queued
+// frames reach the kernel (the TAP's receive counter). A frame the kernel sends that is larger than
+// the exception path's buffers is a counted drop, never sent cut.
+func TestExceptionTAPDrops(t *testing.T) {
+	nettest.RequirePriv(t)
+	ns := nettest.NewNS(t, "cpd")
+	ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	name := nettest.Name("tap")
+	var tap *TAP
+	if err := ns.Do(func() (err error) { tap, err = OpenTAP(name, rtrMAC, 1500); return err }); err != nil {
+		t.Fatal(err)
+	}
+	ns.Exec(t, "ip", "addr", "add", "10.0.9.1/24", "dev", name)
+	ns.Exec(t, "ip", "neigh", "add", "10.0.9.2", "lladdr", hostMAC.String(), "dev", name)
+	rxPackets := func() int {
+		var n int
+		fmt.Sscan(ns.Exec(t, "cat", "/sys/class/net/"+name+"/statistics/rx_packets"), &n)
+		return n
+	}
+	before := rxPackets()
+
+	pool, err := frame.NewPool(&frame.PoolConfig{Buffers: 64, BufSize: 128 + 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := New(&Config{Demux: testDemux(t), Devices: []Device{tap}, Pool: pool, Queue: 4, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	w := x.Worker(0)
+	b := frame.NewBatch(10)
+	arp := arpRequest(t, 0, netip.MustParseAddr("10.0.9.2"), netip.MustParseAddr("10.0.9.1"))
+	pool.Alloc(b, 10)
+	for i := range b.Frames {
+		b.Frames[i].Resize(len(arp))
+		copy(b.Bytes(i), arp)
+		b.Frames[i].L3 = frame.EtherLen
+	}
+	w.Up(b) // the writer is not running: 4 fit, 6 are dropped
+	w.Flush()
+	if c := x.Counters(); c.Up != 4 || c.UpQueueFull != 6 {
+		t.Fatalf("counters %+v: want 4 queued and 6 dropped on a full queue", c)
+	}
+	x.Start()
+	for deadline := time.Now().Add(10 * time.Second); rxPackets()-before < 4 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := rxPackets() - before; n != 4 {
+		t.Errorf("the kernel received %d frames on the TAP, want the 4 queued", n)
+	}
+
+	// A 1000-byte datagram from the kernel: a 1042-byte frame, for 512-byte buffers.
+	if err := ns.Do(func() error {
+		c, err := net.Dial("udp4", "10.0.9.2:9")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write(make([]byte, 1000))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); x.Counters().DownOversize == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	down := frame.NewBatch(64)
+	for w.Take(0, down) > 0 {
+		for i := range down.Frames {
+			if n := len(down.Bytes(i)); n >= 512 {
+				t.Errorf("a %d-byte frame came down through 512-byte buffers", n)
+			}
+		}
+		down.Free()
+	}
+	if c := x.Counters(); c.DownOversize != 1 {
+		t.Errorf("counters %+v: want the large frame counted as too big", c)
+	}
 }
