@@ -28,7 +28,11 @@ func TestLinuxCPAFPacket(t *testing.T) { testLinuxCP(t, app.AFPacket) }
 
 func TestLinuxCPAFXDP(t *testing.T) { testLinuxCP(t, app.AFXDP) }
 
-func testLinuxCP(t *testing.T, backend app.Backend) {
+// TestLinuxCPWorkers: the same with two workers (AF_PACKET sockets in a fanout group per port):
+// each TAP's frames go down through the worker that owns it.
+func TestLinuxCPWorkers(t *testing.T) { testLinuxCP(t, app.AFPacket, "-workers", "2") }
+
+func testLinuxCP(t *testing.T, backend app.Backend, extra ...string) {
 	nettest.RequirePriv(t)
 	for _, tool := range []string{"ping", "ethtool"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -54,7 +58,7 @@ func testLinuxCP(t *testing.T, backend app.Backend) {
 	h2.Exec(t, "ip", "addr", "add", "10.0.2.2/24", "dev", e2)
 	h2.Exec(t, "ip", "route", "add", "default", "via", "10.0.2.1")
 
-	rt := startRouter(t, rtr, "-backend", string(backend), "-linuxcp", "-tap-prefix", "cp", "-port", r0+",10.0.1.1/24", "-port", r1+",10.0.2.1/24")
+	rt := startRouter(t, rtr, append([]string{"-backend", string(backend), "-linuxcp", "-tap-prefix", "cp", "-port", r0 + ",10.0.1.1/24", "-port", r1 + ",10.0.2.1/24"}, extra...)...)
 	if o := rtr.Exec(t, "ip", "-4", "addr", "show", "dev", "cp0"); !strings.Contains(o, "10.0.1.1/24") {
 		t.Errorf("the TAP lacks the router's address:\n%s", o)
 	}
