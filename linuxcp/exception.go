@@ -106,7 +106,8 @@ type Exception struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wgW    sync.WaitGroup // the writers
+	wgR    sync.WaitGroup // the readers
 	mu     sync.Mutex
 	state  int // 0 new, 1 started, 2 closed
 }
@@ -237,14 +238,16 @@ func (x *Exception) Start() {
 		if d == nil {
 			continue
 		}
-		x.wg.Add(2)
+		x.wgR.Add(1)
+		x.wgW.Add(1)
 		go x.readLoop(i)
 		go x.writeLoop(i)
 	}
 }
 
-// Close stops the device goroutines, closes the devices and releases every frame still queued
-// (Counters.Closed). Call it once the workers have stopped calling Up and Take.
+// Close stops the writers (each finishes the burst it holds), closes the devices, which stops the
+// readers, and releases every frame still queued (Counters.Closed). Call it once the workers have
+// stopped calling Up and Take.
 func (x *Exception) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -253,6 +256,7 @@ func (x *Exception) Close() error {
 	}
 	x.state = 2
 	x.cancel()
+	x.wgW.Wait() // the writers finish the burst they hold, on open devices
 	var first error
 	for _, d := range x.devs {
 		if d != nil {
@@ -261,7 +265,7 @@ func (x *Exception) Close() error {
 			}
 		}
 	}
-	x.wg.Wait()
+	x.wgR.Wait()
 	buf := make([]frame.Frame, x.batch)
 	for i := range x.devs {
 		if x.devs[i] == nil {
@@ -301,7 +305,7 @@ func (x *Exception) Counters() Counters {
 // writeLoop is device i's writer: it drains the workers' queues towards it in bursts and writes
 // each burst to the device.
 func (x *Exception) writeLoop(i int) {
-	defer x.wg.Done()
+	defer x.wgW.Done()
 	in, dev := x.up[i], x.devs[i]
 	fr := make([]frame.Frame, x.batch)
 	bufs := make([][]byte, x.batch)
@@ -330,7 +334,7 @@ func (x *Exception) writeLoop(i int) {
 // pool, lays the interface's egress header over each frame and queues the batch for the worker
 // that owns the device.
 func (x *Exception) readLoop(i int) {
-	defer x.wg.Done()
+	defer x.wgR.Done()
 	dev, out := x.devs[i], x.down[i]
 	vw := x.demux.NewWorker()
 	b := frame.NewBatch(x.batch)
