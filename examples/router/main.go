@@ -19,6 +19,16 @@
 // Each -port is an interface with the router's address and subnet on it (and an MTU); the router
 // answers pings to its addresses, sends ICMP errors (time exceeded, unreachable, fragmentation
 // needed) from them and fragments what does not fit. -neigh IP=MAC adds a permanent neighbour.
+//
+// With -linuxcp the Linux kernel is the control plane (package linuxcp): each port gets a TAP
+// (ws0, ws1, ... or -tap-prefix) with its MAC and MTU, the router's addresses live on the TAPs
+// (-port's address is put there; the address may be left out: NAME[,mtu=N]), frames for the router
+// go up the TAPs and what the kernel sends on them goes out the ports; ARP, pings to the router and
+// anything listening on its addresses are the kernel's. The physical interfaces are isolated from
+// the kernel's stack so that only the router handles their frames:
+//
+//	router -backend afpacket -linuxcp -port veth0,10.0.1.1/24 -port veth1,10.0.2.1/24 -duration 0
+//
 // See README.md.
 package main
 
