@@ -25,6 +25,8 @@ const DefaultReceiveBuffer = 32 << 20
 type NetlinkSource struct {
 	NS            netns.NsHandle
 	ReceiveBuffer int
+
+	queue int // route updates parsed ahead of the Mirror (0: 1024)
 }
 
 func (s *NetlinkSource) ns() netns.NsHandle {
@@ -36,9 +38,13 @@ func (s *NetlinkSource) ns() netns.NsHandle {
 
 // Subscribe implements Source.
 func (s *NetlinkSource) Subscribe(done <-chan struct{}) (*Subscription, error) {
+	q := s.queue
+	if q == 0 {
+		q = 1024
+	}
 	links := make(chan netlink.LinkUpdate, 64)
 	addrs := make(chan netlink.AddrUpdate, 64)
-	routes := make(chan netlink.RouteUpdate, 1024)
+	routes := make(chan netlink.RouteUpdate, q)
 	neighs := make(chan netlink.NeighUpdate, 256)
 	errs := make(chan error, 8)
 	report := func(what string) func(error) {
@@ -65,7 +71,7 @@ func (s *NetlinkSource) Subscribe(done <-chan struct{}) (*Subscription, error) {
 		if force && errors.Is(err, unix.EPERM) && attempt == 0 {
 			force = false // no CAP_NET_ADMIN: SO_RCVBUF, capped at rmem_max
 			links, addrs = make(chan netlink.LinkUpdate, 64), make(chan netlink.AddrUpdate, 64)
-			routes, neighs = make(chan netlink.RouteUpdate, 1024), make(chan netlink.NeighUpdate, 256)
+			routes, neighs = make(chan netlink.RouteUpdate, q), make(chan netlink.NeighUpdate, 256)
 			continue
 		}
 		return nil, err
