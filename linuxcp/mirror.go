@@ -116,15 +116,14 @@ type Mirror struct {
 
 	links    map[int]*linkInfo
 	addrs    map[int][]netip.Prefix
-	routes   map[rkey]*kroute
-	byPrefix map[netip.Prefix][]rkey
+	routes   map[pkey]*kroute // per prefix, its routes (a list)
 	neighs   map[nkey]neighInfo
 
-	installed map[netip.Prefix]*nhEnt
+	installed map[pkey]*nhEnt
 	nhs       map[nhKey]*nhEnt
 	free      []uint32 // free next-hop indices, FIFO (released ones at the end)
 	freeHead  int
-	dirty     map[netip.Prefix]struct{}
+	dirty     map[pkey]struct{}
 	nhDirty   map[*nhEnt]struct{}
 	addrDirty map[int]struct{}
 	zero      []*nhEnt // entries whose reference count fell to zero in this batch
@@ -140,23 +139,44 @@ type Mirror struct {
 	hasSynced bool
 }
 
-type rkey struct {
-	table  int
-	prefix netip.Prefix
-	tos    int
-	prio   int
+// pkey is an IPv4 prefix as a map key: the address in bits 39..8, the length in bits 7..0 (8 bytes,
+// where a netip.Prefix takes 32: a full table's state stays small).
+type pkey uint64
+
+func pkeyOf(p netip.Prefix) pkey {
+	b := p.Addr().As4()
+	return pkey(uint64(b[0])<<32|uint64(b[1])<<24|uint64(b[2])<<16|uint64(b[3])<<8) | pkey(p.Bits())
 }
 
+func (k pkey) prefix() netip.Prefix {
+	a := uint32(k >> 8)
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)}), int(k&0xff))
+}
+
+func hostKey(a netip.Addr) pkey { return pkeyOf(netip.PrefixFrom(a, 32)) }
+
+// khop is one next hop of a kernel route; gw 0 is none (a device route).
 type khop struct {
-	link   int
-	gw     netip.Addr
+	link   int32
+	gw     uint32
 	weight uint32
 	dead   bool
 }
 
+func (h khop) gateway() netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(h.gw >> 24), byte(h.gw >> 16), byte(h.gw >> 8), byte(h.gw)})
+}
+
+// kroute is one kernel route; the routes of one prefix form a list. A route is identified, as in
+// the kernel, by its table, prefix, TOS and priority (metric).
 type kroute struct {
-	typ  int
-	hops []khop
+	next  *kroute
+	table int32
+	tos   int32
+	prio  int32
+	typ   int32
+	hops  []khop // one[:] for a route with one next hop
+	one   [1]khop
 }
 
 type linkInfo struct {
@@ -235,8 +255,8 @@ func NewMirror(cfg *MirrorConfig) (*Mirror, error) {
 	if c.Source == nil {
 		c.Source = &NetlinkSource{ReceiveBuffer: c.ReceiveBuffer}
 	}
-	m := &Mirror{cfg: c, src: c.Source, table: c.Table, installed: map[netip.Prefix]*nhEnt{}, nhs: map[nhKey]*nhEnt{},
-		dirty: map[netip.Prefix]struct{}{}, nhDirty: map[*nhEnt]struct{}{}, addrDirty: map[int]struct{}{},
+	m := &Mirror{cfg: c, src: c.Source, table: c.Table, installed: map[pkey]*nhEnt{}, nhs: map[nhKey]*nhEnt{},
+		dirty: map[pkey]struct{}{}, nhDirty: map[*nhEnt]struct{}{}, addrDirty: map[int]struct{}{},
 		synced: make(chan struct{}), addrsPub: map[uint16][]netip.Prefix{}}
 	m.free = make([]uint32, 0, c.NextHopCount)
 	for i := range c.NextHopCount {
@@ -249,8 +269,7 @@ func NewMirror(cfg *MirrorConfig) (*Mirror, error) {
 func (m *Mirror) reset() {
 	m.links = map[int]*linkInfo{}
 	m.addrs = map[int][]netip.Prefix{}
-	m.routes = map[rkey]*kroute{}
-	m.byPrefix = map[netip.Prefix][]rkey{}
+	m.routes = map[pkey]*kroute{}
 	m.neighs = map[nkey]neighInfo{}
 }
 
@@ -445,7 +464,7 @@ func (m *Mirror) resync() error {
 	if err != nil {
 		return err
 	}
-	old := m.byPrefix
+	old := m.routes
 	oldNeighs := m.neighs
 	oldAddrs := m.addrs
 	m.reset()
@@ -471,7 +490,7 @@ func (m *Mirror) resync() error {
 		m.dirty[p] = struct{}{}
 	}
 	for k := range oldNeighs {
-		m.dirty[netip.PrefixFrom(k.ip, 32)] = struct{}{}
+		m.dirty[hostKey(k.ip)] = struct{}{}
 	}
 	for l := range oldAddrs {
 		m.addrDirty[l] = struct{}{}
@@ -550,16 +569,18 @@ func (m *Mirror) setLink(l netlink.Link) {
 // whose every next hop is on it), other than the local ones (the host keeps its addresses), and its
 // neighbours are deleted.
 func (m *Mirror) linkDown(l int) {
-	for k, r := range m.routes {
-		if len(r.hops) == 0 || r.typ == unix.RTN_LOCAL {
-			continue
-		}
-		all := true
-		for _, h := range r.hops {
-			all = all && h.link == l
-		}
-		if all {
-			m.delRoute(k)
+	for p, head := range m.routes {
+		for r := head; r != nil; r = r.next {
+			if len(r.hops) == 0 || r.typ == unix.RTN_LOCAL {
+				continue
+			}
+			all := true
+			for _, h := range r.hops {
+				all = all && int(h.link) == l
+			}
+			if all {
+				m.delRoute(p, r.table, r.tos, r.prio)
+			}
 		}
 	}
 	for k := range m.neighs {
@@ -572,11 +593,14 @@ func (m *Mirror) linkDown(l int) {
 
 // linkDirty marks what depends on link l: its routes, neighbours, addresses and next hops.
 func (m *Mirror) linkDirty(l int) {
-	for k, r := range m.routes {
-		for _, h := range r.hops {
-			if h.link == l {
-				m.dirty[k.prefix] = struct{}{}
-				break
+	for p, head := range m.routes {
+	outer:
+		for r := head; r != nil; r = r.next {
+			for _, h := range r.hops {
+				if int(h.link) == l {
+					m.dirty[p] = struct{}{}
+					break outer
+				}
 			}
 		}
 	}
@@ -643,29 +667,54 @@ func (m *Mirror) route(r *netlink.Route, del bool) {
 		}
 		p = netip.PrefixFrom(ip.Unmap(), ones).Masked()
 	}
-	k := rkey{table: tbl, prefix: p, tos: r.Tos, prio: r.Priority}
+	k := pkeyOf(p)
 	if del {
-		m.delRoute(k)
+		m.delRoute(k, int32(tbl), int32(r.Tos), int32(r.Priority))
 		return
 	}
 	if r.Tos != 0 {
 		m.unmirrored()
 		return
 	}
-	kr := &kroute{typ: r.Type}
+	kr := &kroute{table: int32(tbl), tos: int32(r.Tos), prio: int32(r.Priority), typ: int32(r.Type)}
 	if len(r.MultiPath) > 0 {
 		for _, h := range r.MultiPath {
-			kr.hops = append(kr.hops, khop{link: h.LinkIndex, gw: ipAddr(h.Gw), weight: uint32(h.Hops) + 1,
+			kr.hops = append(kr.hops, khop{link: int32(h.LinkIndex), gw: gw32(h.Gw), weight: uint32(h.Hops) + 1,
 				dead: h.Flags&unix.RTNH_F_DEAD != 0 || (h.Gw == nil && h.Via != nil)})
 		}
 	} else {
-		kr.hops = []khop{{link: r.LinkIndex, gw: ipAddr(r.Gw), weight: 1, dead: r.Flags&unix.RTNH_F_DEAD != 0 || (r.Gw == nil && r.Via != nil)}}
+		kr.one[0] = khop{link: int32(r.LinkIndex), gw: gw32(r.Gw), weight: 1, dead: r.Flags&unix.RTNH_F_DEAD != 0 || (r.Gw == nil && r.Via != nil)}
+		kr.hops = kr.one[:]
 	}
-	if _, ok := m.routes[k]; !ok {
-		m.byPrefix[p] = append(m.byPrefix[p], k)
+	// Insert or replace in the prefix's list.
+	head := m.routes[k]
+	prev := (*kroute)(nil)
+	for x := head; x != nil; prev, x = x, x.next {
+		if x.table == kr.table && x.tos == kr.tos && x.prio == kr.prio {
+			kr.next = x.next
+			if prev == nil {
+				head = kr
+			} else {
+				prev.next = kr
+			}
+			m.routes[k] = head
+			m.dirty[k] = struct{}{}
+			return
+		}
 	}
+	kr.next = head
 	m.routes[k] = kr
-	m.dirty[p] = struct{}{}
+	m.dirty[k] = struct{}{}
+}
+
+// gw32 is an IPv4 gateway as khop keeps it (0: none, or not IPv4).
+func gw32(ip net.IP) uint32 {
+	a := ipAddr(ip)
+	if !a.Is4() {
+		return 0
+	}
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 func (m *Mirror) unmirrored() {
@@ -674,21 +723,22 @@ func (m *Mirror) unmirrored() {
 	m.mu.Unlock()
 }
 
-func (m *Mirror) delRoute(k rkey) {
-	if _, ok := m.routes[k]; !ok {
-		return
+func (m *Mirror) delRoute(k pkey, table, tos, prio int32) {
+	var prev *kroute
+	for x := m.routes[k]; x != nil; prev, x = x, x.next {
+		if x.table == table && x.tos == tos && x.prio == prio {
+			switch {
+			case prev != nil:
+				prev.next = x.next
+			case x.next != nil:
+				m.routes[k] = x.next
+			default:
+				delete(m.routes, k)
+			}
+			m.dirty[k] = struct{}{}
+			return
+		}
 	}
-	delete(m.routes, k)
-	ks := m.byPrefix[k.prefix]
-	if i := slices.Index(ks, k); i >= 0 {
-		ks = slices.Delete(ks, i, i+1)
-	}
-	if len(ks) == 0 {
-		delete(m.byPrefix, k.prefix)
-	} else {
-		m.byPrefix[k.prefix] = ks
-	}
-	m.dirty[k.prefix] = struct{}{}
 }
 
 func ipAddr(ip net.IP) netip.Addr {
@@ -728,7 +778,7 @@ func (m *Mirror) neigh(n *netlink.Neigh, del bool) {
 }
 
 func (m *Mirror) neighDirty(k nkey) {
-	m.dirty[netip.PrefixFrom(k.ip, 32)] = struct{}{}
+	m.dirty[hostKey(k.ip)] = struct{}{}
 	if e := m.nhs[nhKey{kind: nhGateway, link: k.link, addr: k.ip}]; e != nil {
 		m.nhDirty[e] = struct{}{}
 	}
@@ -743,33 +793,36 @@ type want struct {
 
 // best returns the route prefix p takes: the local table's first, then the lowest metric with a
 // usable next hop; then, for a /32, a neighbour of a connected subnet.
-func (m *Mirror) best(p netip.Prefix) (want, bool) {
-	ks := m.byPrefix[p]
-	if len(ks) > 1 {
-		ks = slices.Clone(ks)
-		slices.SortFunc(ks, func(a, b rkey) int {
-			la, lb := a.table == unix.RT_TABLE_LOCAL, b.table == unix.RT_TABLE_LOCAL
-			switch {
-			case la != lb:
-				if la {
-					return -1
-				}
-				return 1
-			case a.prio != b.prio:
-				return a.prio - b.prio
-			}
-			return 0
-		})
+func (m *Mirror) best(k pkey) (want, bool) {
+	// The prefix's routes in order: local table first, then by metric (lists are short).
+	var buf [8]*kroute
+	cands := buf[:0]
+	for x := m.routes[k]; x != nil; x = x.next {
+		cands = append(cands, x)
 	}
-	for _, k := range ks {
-		if w, ok := m.routeWant(m.routes[k]); ok {
+	for i := 1; i < len(cands); i++ {
+		for j := i; j > 0 && better(cands[j], cands[j-1]); j-- {
+			cands[j], cands[j-1] = cands[j-1], cands[j]
+		}
+	}
+	for _, r := range cands {
+		if w, ok := m.routeWant(r); ok {
 			return w, true
 		}
 	}
-	if p.Bits() == 32 {
-		return m.hostWant(p.Addr())
+	if k&0xff == 32 {
+		return m.hostWant(k.prefix().Addr())
 	}
 	return want{}, false
+}
+
+// better reports whether kernel route a is preferred to b (same prefix).
+func better(a, b *kroute) bool {
+	la, lb := a.table == unix.RT_TABLE_LOCAL, b.table == unix.RT_TABLE_LOCAL
+	if la != lb {
+		return la
+	}
+	return a.prio < b.prio
 }
 
 func (m *Mirror) routeWant(r *kroute) (want, bool) {
@@ -784,12 +837,12 @@ func (m *Mirror) routeWant(r *kroute) (want, bool) {
 	}
 	var w want
 	for _, h := range r.hops {
-		if h.dead || !m.usable(h.link) {
+		if h.dead || !m.usable(int(h.link)) {
 			continue
 		}
-		k := nhKey{kind: nhSubnet, link: h.link}
-		if h.gw.IsValid() {
-			k = nhKey{kind: nhGateway, link: h.link, addr: h.gw}
+		k := nhKey{kind: nhSubnet, link: int(h.link)}
+		if h.gw != 0 {
+			k = nhKey{kind: nhGateway, link: int(h.link), addr: h.gateway()}
 		}
 		if i := slices.Index(w.members, k); i >= 0 {
 			w.weights[i] += h.weight
@@ -922,10 +975,10 @@ func (m *Mirror) flush() {
 		if e != nil {
 			e.ref++
 			m.installed[p] = e
-			fc = append(fc, fib.Change{Prefix: p, NextHop: e.idx})
+			fc = append(fc, fib.Change{Prefix: p.prefix(), NextHop: e.idx})
 		} else {
 			delete(m.installed, p)
-			fc = append(fc, fib.Change{Prefix: p, Delete: true})
+			fc = append(fc, fib.Change{Prefix: p.prefix(), Delete: true})
 		}
 		if old != nil {
 			m.unref(old)
