@@ -114,10 +114,10 @@ type Mirror struct {
 	src   Source
 	table int
 
-	links    map[int]*linkInfo
-	addrs    map[int][]netip.Prefix
-	routes   map[pkey]*kroute // per prefix, its routes (a list)
-	neighs   map[nkey]neighInfo
+	links  map[int]*linkInfo
+	addrs  map[int][]netip.Prefix
+	routes map[pkey]*kroute // per prefix, its routes (a list)
+	neighs map[nkey]neighInfo
 
 	installed map[pkey]*nhEnt
 	nhs       map[nhKey]*nhEnt
