@@ -66,6 +66,7 @@ type MirrorStats struct {
 	NextHops    int    // next-hop entries the Mirror has in the next-hop table
 	Unmirrored  uint64 // kernel route updates with no next hop on a mirrored interface, or of a kind not mirrored
 	NoNextHop   uint64 // routes left out because the next-hop index range was full
+	Resolves    uint64 // neighbours the kernel was asked to resolve (Resolve)
 	LastResync  time.Time
 	LastApplied time.Time // when the last batch was written
 }
@@ -80,8 +81,9 @@ type MirrorStats struct {
 //     gateway, shared by all its routes) carrying the MAC address of the kernel's neighbour entry
 //     for the gateway while that entry is valid (REACHABLE, STALE, DELAY, PROBE, PERMANENT, NOARP),
 //     flagged fib.NextHopUnresolved otherwise, so that fwd hands its frames to Output.Unresolved:
-//     in linux-cp mode ARP is the kernel's, and such frames go to the kernel (the exception path),
-//     which resolves the gateway; the Mirror sees the new neighbour entry and fills in the MAC.
+//     in linux-cp mode ARP is the kernel's; the application passes such frames to Resolve (which
+//     asks the kernel to resolve the neighbour) and drops them or hands them to the kernel (the
+//     exception path); the Mirror sees the new neighbour entry and fills in the MAC.
 //   - A route without a gateway (a connected subnet, proto kernel scope link, or any device
 //     route): a next hop of the interface flagged fib.NextHopUnresolved (frames to hosts the kernel
 //     does not know go to the kernel, which resolves them). Every valid kernel neighbour on a
@@ -127,6 +129,10 @@ type Mirror struct {
 	nhDirty   map[*nhEnt]struct{}
 	addrDirty map[int]struct{}
 	zero      []*nhEnt // entries whose reference count fell to zero in this batch
+
+	byIdx    []*nhEnt // by next-hop index (NextHopBase..): the live entries
+	resolveQ chan resolveReq
+	asked    map[nkey]time.Time
 
 	fibChanges []fib.Change
 	nhChanges  []fib.NextHopChange
@@ -258,6 +264,9 @@ func NewMirror(cfg *MirrorConfig) (*Mirror, error) {
 	m := &Mirror{cfg: c, src: c.Source, table: c.Table, installed: map[pkey]*nhEnt{}, nhs: map[nhKey]*nhEnt{},
 		dirty: map[pkey]struct{}{}, nhDirty: map[*nhEnt]struct{}{}, addrDirty: map[int]struct{}{},
 		synced: make(chan struct{}), addrsPub: map[uint16][]netip.Prefix{}}
+	m.byIdx = make([]*nhEnt, c.NextHopBase+c.NextHopCount)
+	m.resolveQ = make(chan resolveReq, 256)
+	m.asked = map[nkey]time.Time{}
 	m.free = make([]uint32, 0, c.NextHopCount)
 	for i := range c.NextHopCount {
 		m.free = append(m.free, c.NextHopBase+i)
@@ -415,6 +424,9 @@ func (m *Mirror) receive(ctx context.Context, sub *Subscription, poll bool, expi
 		return m.handle(u, ok)
 	case u, ok := <-sub.Neighs:
 		return m.handle(u, ok)
+	case q := <-m.resolveQ:
+		m.resolve(q)
+		return 0, nil
 	default:
 		if poll {
 			return 0, nil
@@ -424,6 +436,9 @@ func (m *Mirror) receive(ctx context.Context, sub *Subscription, poll bool, expi
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case <-expire:
+		return 0, nil
+	case q := <-m.resolveQ:
+		m.resolve(q)
 		return 0, nil
 	case err := <-sub.Errors:
 		return 0, err
@@ -921,6 +936,7 @@ func (m *Mirror) acquire(w want) *nhEnt {
 	}
 	e := &nhEnt{key: w.key, idx: idx, members: mem, weights: w.weights}
 	m.nhs[w.key] = e
+	m.byIdx[idx] = e
 	m.nhDirty[e] = struct{}{}
 	m.zero = append(m.zero, e) // released at the end of the batch unless a route takes it
 	return e
@@ -1020,6 +1036,7 @@ func (m *Mirror) flush() {
 		}
 		e.released = true
 		delete(m.nhs, e.key)
+		m.byIdx[e.idx] = nil
 		if e.isPub {
 			nc = append(nc, fib.NextHopChange{Index: e.idx, Delete: true})
 		}

@@ -144,6 +144,37 @@ func TestMirrorKernel(t *testing.T) {
 	k.eventually("link up", func() bool { _, ok := k.lookup("10.1.0.77"); return ok })
 }
 
+// TestMirrorKernelResolve: Resolve makes the kernel resolve a gateway no packet of its own went to,
+// and a host of the connected subnet; the Mirror fills their MACs in.
+func TestMirrorKernelResolve(t *testing.T) {
+	k := newKernelRig(t, nil)
+	k.r.Exec(t, "ip", "route", "add", "198.18.0.0/16", "via", "10.1.0.2")
+	var idx uint32
+	k.eventually("route add", func() bool {
+		var ok bool
+		idx, ok = k.routes.Lookup(netip.MustParseAddr("198.18.3.4"))
+		return ok
+	})
+	if !k.m.Resolve(idx, netip.Addr{}) {
+		t.Fatal("the request was not queued")
+	}
+	k.eventually("the gateway resolved", func() bool {
+		e, ok := k.lookup("198.18.3.4")
+		return ok && e == fib.NextHop{Ifindex: 0, DstMAC: [6]byte(k.p1MAC)}
+	})
+	// A second address of P on the subnet, resolved through the subnet's next hop.
+	k.p.Exec(t, "ip", "addr", "add", "10.1.0.3/24", "dev", k.p1)
+	sub, _ := k.routes.Lookup(netip.MustParseAddr("10.1.0.3"))
+	k.m.Resolve(sub, netip.MustParseAddr("10.1.0.3"))
+	k.eventually("the host resolved", func() bool {
+		e, ok := k.lookup("10.1.0.3")
+		return ok && e.DstMAC == [6]byte(k.p1MAC) && e.Flags == 0
+	})
+	if st := k.m.Stats(); st.Resolves != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
 // gatedSource holds a subscription's route updates until open is closed, so that the kernel's
 // notifications pile up in the socket's receive buffer.
 type gatedSource struct {

@@ -3,6 +3,7 @@ package linuxcp
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -139,4 +140,18 @@ func dumpOnce(h *netlink.Handle) (Snapshot, error) {
 		return s, fmt.Errorf("linuxcp: neighbour dump: %w", err)
 	}
 	return s, nil
+}
+
+// Resolve implements Resolver: it asks the kernel to resolve addr on link (RTM_NEWNEIGH with
+// NTF_USE, creating the entry if needed), as a packet to it would.
+func (s *NetlinkSource) Resolve(link int, addr netip.Addr) error {
+	h, err := netlink.NewHandleAt(s.ns(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("linuxcp: netlink handle: %w", err)
+	}
+	defer h.Close()
+	if err := h.NeighSet(&netlink.Neigh{LinkIndex: link, Family: netlink.FAMILY_V4, IP: addr.AsSlice(), Flags: netlink.NTF_USE}); err != nil {
+		return fmt.Errorf("linuxcp: resolve %v: %w", addr, err)
+	}
+	return nil
 }
