@@ -265,3 +265,50 @@ func sortedPrefixes(a, b map[netip.Prefix]string) []netip.Prefix {
 	slices.SortFunc(ps, func(x, y netip.Prefix) int { return strings.Compare(x.String(), y.String()) })
 	return ps
 }
+
+// FuzzMirrorModel is TestMirrorModel with the fuzzer choosing the sequence (by its seed and length).
+func FuzzMirrorModel(f *testing.F) {
+	f.Add(uint64(0), uint8(40))
+	f.Add(uint64(77), uint8(200))
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint8) { modelRun(t, seed, 1+int(steps)%120) })
+}
+
+// FuzzMirrorNeighbour: a neighbour update with any fields (link, family, state, flags, address and
+// link-layer address of any length), as an update and in a dump, leaves the Mirror's tables
+// consistent: every route's next hop is set, a neighbour gets a MAC only when it is valid. (The
+// netlink library parses the kernel's messages, which are trusted input; it does not check lengths
+// of malformed ones.)
+func FuzzMirrorNeighbour(f *testing.F) {
+	f.Add(int32(link2), uint8(unix.AF_INET), uint16(unix.NUD_REACHABLE), uint8(0), []byte{10, 0, 2, 2}, []byte{2, 0, 0, 0, 2, 2}, true)
+	f.Add(int32(link1), uint8(unix.AF_INET), uint16(unix.NUD_STALE), uint8(0), []byte{10, 0, 1, 9}, []byte{2, 0, 0, 0, 1, 9}, false)
+	f.Fuzz(func(t *testing.T, link int32, family uint8, state uint16, flags uint8, ipb, mac []byte, del bool) {
+		n := netlink.Neigh{LinkIndex: int(link), Family: int(family), State: int(state), Flags: int(flags), IP: net.IP(ipb), HardwareAddr: mac}
+		src := newFakeSource()
+		src.snap = baseSnapshot()
+		src.snap.Neighs = append(src.snap.Neighs, n)
+		routes, nhs := fib.New(), new(fib.NextHops)
+		m, _ := NewMirror(&MirrorConfig{Source: src, Ifaces: map[int]uint16{link1: 0, link2: 1}, Routes: routes, NextHops: nhs})
+		if err := m.resync(); err != nil {
+			t.Fatal(err)
+		}
+		m.neigh(&n, del)
+		m.flush()
+		v := nhs.View()
+		for _, r := range routes.Routes() {
+			e := v.At(r.NextHop)
+			if e == nil {
+				t.Fatalf("%v: next hop %d not set", r.Prefix, r.NextHop)
+			}
+			if e.Flags == 0 && e.DstMAC == ([6]byte{}) {
+				t.Fatalf("%v: a resolved next hop without a MAC: %+v", r.Prefix, *e)
+			}
+		}
+		if a, ok := netip.AddrFromSlice(ipb); ok && a.Unmap().Is4() && !del && (state&nudValid == 0 || len(mac) != 6) {
+			if idx, ok := routes.Get(netip.PrefixFrom(a.Unmap(), 32)); ok {
+				if e := v.At(idx); e != nil && e.Flags == 0 && link == link2 && a.Unmap() == netip.MustParseAddr("10.0.2.2") {
+					t.Fatalf("an invalid neighbour resolved its /32: %+v", *e)
+				}
+			}
+		}
+	})
+}
