@@ -109,6 +109,12 @@ type MirrorStats struct {
 // between the route table and the dump (routes added, changed and removed meanwhile): routes that
 // did not change stay in the table throughout, and forwarding goes on.
 //
+// The kernel's neighbour table takes the place of package neigh's here: neigh runs ARP itself and
+// publishes what it learns into the same kind of next hops (a host's /32 to a next hop following its
+// entry, a subnet's next hop unresolved), which the Mirror does from the kernel's entries instead.
+// A Mirror owns the routes and next-hop range it is given; it is not used beside a neigh.Table on
+// the same next hops.
+//
 // Concurrency: Run is the Mirror's one goroutine; Stats, Addrs and Synced may be called from any
 // goroutine. Lookups in Routes and NextHops never wait for the Mirror (both are RCU-style).
 type Mirror struct {
