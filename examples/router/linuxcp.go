@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"os"
 
@@ -27,10 +26,11 @@ import (
 // none itself, and has no neighbour table of its own. The physical interfaces are isolated from the
 // kernel's stack (linuxcp.IsolatePhysical), so that only the router handles their frames.
 //
-// Routes and neighbours come from the kernel through the netlink mirror (startMirror). Until a
-// next hop is resolved there, the frames routed to it go up the TAP they came in on, and the kernel
-// forwards them (forwarding is turned on for the TAPs): the kernel is the slow path, the mirror
-// moves the traffic to the fast one.
+// Routes and neighbours come from the kernel through the netlink mirror (startMirror,
+// linuxcp.Mirror): the kernel's routes of the TAPs become the stage's routes, its neighbours the
+// next hops' MACs. Until a next hop is resolved there, the frames routed to it go up the TAP they
+// came in on, and the kernel forwards them (forwarding is turned on for the TAPs) and resolves the
+// neighbour: the kernel is the slow path, the mirror moves the traffic to the fast one.
 
 // cpRouter is the kernel side of a -linuxcp router.
 type cpRouter struct {
@@ -38,7 +38,8 @@ type cpRouter struct {
 	x       *linuxcp.Exception
 	restore []func() error
 	addrs   [][]netip.Prefix // per port: the router's addresses, as its TAP has them
-	mirror  io.Closer
+	mirror  io.Closer        // stops the netlink mirror (nil: none)
+	stats   func() string    // the mirror's counters, for the final report (nil: none)
 }
 
 // tapName is the TAP of port i.
@@ -118,17 +119,9 @@ func (c *cpRouter) close() error {
 	return errors.Join(errs...)
 }
 
-// startMirror is where the netlink mirror plugs in (linuxcp's Mirror): it keeps pr.routes and the
-// stage's next hops (pr.router.NextHops()) in step with the kernel's routes and neighbours on the
-// TAPs, interface i being TAP c.taps[i] (Ifindex). Without it, the connected subnets' next hops stay
-// unresolved and their traffic takes the kernel's slow path.
-func startMirror(c *cpRouter, pr *parts, log *slog.Logger) error {
-	log.Info("linux-cp: no netlink mirror: forwarded traffic takes the kernel's path through the TAPs")
-	return nil
-}
-
 // buildCP makes the router of the -linuxcp mode: interface i is port i, untagged, with the
-// addresses of its TAP; each connected subnet has next hop i, unresolved (the mirror resolves
+// addresses of its TAP; each connected subnet has next hop i, unresolved, until the mirror
+// replaces the routes with the kernel's (and its next hops, from index len(c.Ports) on, resolve
 // hosts from the kernel's neighbours). The stage answers no echo request itself: the kernel does.
 func buildCP(c Config, macs []frame.MAC, addrs [][]netip.Prefix, pool *frame.Pool) (*parts, error) {
 	n := len(c.Ports)
@@ -243,7 +236,7 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, ports [
 // delivered locally or held went up or was dropped for a reason, every frame queued up was written,
 // refused or released at the end, every frame read from a TAP was queued down or dropped, and every
 // frame queued down was sent or released.
-func reportCP(out io.Writer, c linuxcp.Counters, stage fwd.Counters, taps []*linuxcp.TAP) bool {
+func reportCP(out io.Writer, c linuxcp.Counters, stage fwd.Counters, taps []*linuxcp.TAP, mirror func() string) bool {
 	g := func(v uint64) string { return monitor.Group(float64(v)) }
 	upDrops := c.UpNoDevice + c.UpNoBuffer + c.UpOversize + c.UpMalformed + c.UpQueueFull
 	downDrops := c.DownNoBuffer + c.DownOversize + c.DownMalformed + c.DownQueueFull
@@ -253,6 +246,9 @@ func reportCP(out io.Writer, c linuxcp.Counters, stage fwd.Counters, taps []*lin
 		g(c.Read), g(c.Taken), g(downDrops), g(c.DownQueueFull), g(c.DownNoBuffer), g(c.DownOversize+c.DownMalformed), g(c.ReadErrors), g(c.Closed))
 	for _, t := range taps {
 		fmt.Fprintf(out, "  linux-cp: %s (ifindex %d): neighbours and routes are the kernel's: ip neigh show dev %s\n", t.Name(), t.Ifindex(), t.Name())
+	}
+	if mirror != nil {
+		fmt.Fprintf(out, "  linux-cp mirror: %s\n", mirror())
 	}
 	ok := stage.Local+stage.Held == c.Up+upDrops && c.Up == c.Written+c.WriteErrors+closedUp(c) &&
 		c.Read == c.Down+downDrops && c.Down >= c.Taken

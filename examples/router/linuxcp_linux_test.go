@@ -21,8 +21,9 @@ import (
 // address (answered once, by the kernel: the stage answers none itself; the host's ARP was answered
 // by the kernel through the TAP, so its `ip neigh` has the port's MAC, which the TAP shares) and
 // the router's far address, opens a TCP connection to a listener on the router's address in the
-// router's namespace and exchanges a line with it, and pings the far host (without a netlink
-// mirror the kernel forwards, through the TAPs). When the router stops, the TAPs are gone and the
+// router's namespace and exchanges a line with it, and pings the far host: the first packets the
+// kernel forwards through the TAPs and resolves the host, then the netlink mirror has the kernel's
+// neighbours in the stage's next hops and the stage forwards the rest. When the router stops, the TAPs are gone and the
 // physical interfaces are as they were; the exception path's accounting balances.
 func TestLinuxCPAFPacket(t *testing.T) { testLinuxCP(t, app.AFPacket) }
 
@@ -115,13 +116,23 @@ func testLinuxCP(t *testing.T, backend app.Backend, extra ...string) {
 		t.Errorf("TCP to the router's address: %q, %v", reply, err)
 	}
 
-	expectReplies("ping of the far host (forwarded by the kernel, no mirror)", 3, "10.0.2.2")
+	// The far host: the first packets go through the kernel (the mirror has no neighbour for it
+	// yet), which resolves it by ARP through the TAP; the mirror then gives the stage the
+	// neighbour's MAC, and the stage forwards the rest itself.
+	expectReplies("ping of the far host", 3, "10.0.2.2")
+	if o := rtr.Exec(t, "ip", "neigh", "show", "10.0.2.2", "dev", "cp1"); !strings.Contains(o, "lladdr") {
+		t.Errorf("the kernel did not resolve the far host:\n%s", o)
+	}
+	expectReplies("ping of the far host, again", 5, "10.0.2.2")
 
 	tally, out := rt.stop()
 	t.Logf("router output:\n%s", out)
 	c := tally.Drops
 	if c.Echoed != 0 || c.Local < 6 {
 		t.Errorf("stage: %d echo requests answered by the stage (want 0: the kernel answers), %d frames delivered locally (want 6 or more)", c.Echoed, c.Local)
+	}
+	if c.Forwarded < 8 {
+		t.Errorf("stage: forwarded %d frames, want the 5 later echo requests and their replies (8 or more) once the mirror has the neighbours", c.Forwarded)
 	}
 	if !tally.Balanced() || !strings.Contains(out, "linux-cp accounting: ok") {
 		t.Errorf("accounting mismatch: %+v", tally)

@@ -153,7 +153,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		xc := cp.x.Counters()
 		t.Forwarded += xc.Taken // the kernel's frames, sent on the ports
 		t.Report(out, nil)
-		if !reportCP(out, xc, t.Drops, cp.taps) {
+		if !reportCP(out, xc, t.Drops, cp.taps, cp.stats) {
 			return t, fmt.Errorf("linux-cp: accounting mismatch: %+v", xc)
 		}
 		return t, nil
