@@ -24,8 +24,9 @@
 // (ws0, ws1, ... or -tap-prefix) with its MAC and MTU, the router's addresses live on the TAPs
 // (-port's address is put there; the address may be left out: NAME[,mtu=N]), frames for the router
 // go up the TAPs and what the kernel sends on them goes out the ports; ARP, pings to the router and
-// anything listening on its addresses are the kernel's. The physical interfaces are isolated from
-// the kernel's stack so that only the router handles their frames:
+// anything listening on its addresses are the kernel's, and the stage's routes and neighbours
+// follow the kernel's (linuxcp.Mirror), so a routing daemon on the TAPs drives it. The physical
+// interfaces are isolated from the kernel's stack so that only the router handles their frames:
 //
 //	router -backend afpacket -linuxcp -port veth0,10.0.1.1/24 -port veth1,10.0.2.1/24 -duration 0
 //
