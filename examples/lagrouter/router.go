@@ -174,6 +174,8 @@ func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int
 type Result struct {
 	trunkgen.Result
 	MemberTx, MemberTxDropped [numMembers]uint64 // what each member of the aggregate sent / dropped
+	LACP, Partner             *lacp.Status        // -lag 802.3ad: the router's controller and its partner's at the end
+	SlowFrames, RxInactive    uint64              // frames the aggregate took out of the receive path (lag.Aggregate)
 }
 
 func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
@@ -275,7 +277,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		// generated, the router's out of what its members queued and dropped, and the frames the
 		// aggregate dropped on members not yet (or no longer) distributing never reached the router.
 		s, ps := t.ctl.Status(), t.partner.Status()
-		st = &s
+		st, r.LACP, r.Partner = &s, &s, &ps
+		r.SlowFrames, r.RxInactive = t.agg.SlowFrames(), t.agg.RxInactive()
 		for m := 0; m < numMembers; m++ {
 			r.Generated -= ps.Ports[m].Stats.LACPDUTx + ps.Ports[m].Stats.MarkerRespTx
 			r.RouterTx -= s.Ports[m].Stats.LACPDUTx + s.Ports[m].Stats.MarkerRespTx
