@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
+	"github.com/wirespeed/wirespeed/lag/lacp"
 )
 
 // Config is the example's configuration.
@@ -49,7 +50,8 @@ type Config struct {
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
 
-	ready func() // called once the ports are open and the workers (and generator) started (tests)
+	ready  func()                 // called once the ports are open and the workers (and generator) started (tests)
+	onLACP func(*lacp.Controller) // called with the LACP controller once it is made (tests)
 }
 
 func defaultConfig() Config {

@@ -88,6 +88,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 			return app.Tally{}, err
 		}
 		lc.SlowProtocols = ctl
+		if cfg.onLACP != nil {
+			cfg.onLACP(ctl)
+		}
 	}
 	var aggs []*lag.Aggregate
 	defer func() {

@@ -174,8 +174,8 @@ func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int
 type Result struct {
 	trunkgen.Result
 	MemberTx, MemberTxDropped [numMembers]uint64 // what each member of the aggregate sent / dropped
-	LACP, Partner             *lacp.Status        // -lag 802.3ad: the router's controller and its partner's at the end
-	SlowFrames, RxInactive    uint64              // frames the aggregate took out of the receive path (lag.Aggregate)
+	LACP, Partner             *lacp.Status       // -lag 802.3ad: the router's controller and its partner's at the end
+	SlowFrames, RxInactive    uint64             // frames the aggregate took out of the receive path (lag.Aggregate)
 }
 
 func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {

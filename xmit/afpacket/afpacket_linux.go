@@ -713,6 +713,7 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 	}
 	sent, bytes, retries := 0, 0, 0
 	var serr error
+	downSeen := false
 	for start := 0; start < k; {
 		r, e := sendmmsg(p.fd, msgs[start:k], unix.MSG_DONTWAIT)
 		if e == 0 {
@@ -742,6 +743,13 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 			dropped += k - start
 			start = k
 		case unix.ENETDOWN, unix.ENXIO, unix.ENODEV:
+			// The kernel reports a link going down as a pending socket error at the next call,
+			// even once the link is back (packet_notifier's sk_err): the first such error is
+			// consumed and the call tried again; a second one is the link down now.
+			if !downSeen {
+				downSeen = true
+				continue
+			}
 			dropped += k - start // link down
 			start = k
 		case unix.EMSGSIZE:
