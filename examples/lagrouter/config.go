@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
+	"github.com/wirespeed/wirespeed/lag"
 	"github.com/wirespeed/wirespeed/lag/lacp"
 )
 
@@ -52,6 +53,7 @@ type Config struct {
 
 	ready  func()                 // called once the ports are open and the workers (and generator) started (tests)
 	onLACP func(*lacp.Controller) // called with the LACP controller once it is made (tests)
+	onOpen func(*app.Ports, []*lag.Aggregate) // called with the real interfaces and the workers' aggregates once made (tests)
 }
 
 func defaultConfig() Config {

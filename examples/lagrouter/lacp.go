@@ -235,8 +235,9 @@ func memberReport(lagName string, names []string, stats []xmit.Stats, st *lacp.S
 }
 
 // slowReport is the line of the frames the aggregates took out of the receive path: the
-// slow-protocols frames handed to the controller and those dropped on members not distributing.
-func slowReport(lagName string, aggs []*lag.Aggregate, st *lacp.Status) string {
+// slow-protocols frames handed to the controller (or, direct, received by the controller's own
+// sockets while the members' filter them out) and those dropped on members not distributing.
+func slowReport(lagName string, aggs []*lag.Aggregate, st *lacp.Status, direct uint64) string {
 	var slow, inactive uint64
 	for _, a := range aggs {
 		slow += a.SlowFrames()
@@ -247,6 +248,10 @@ func slowReport(lagName string, aggs []*lag.Aggregate, st *lacp.Status) string {
 		up = "up"
 	}
 	g := func(v uint64) string { return monitor.Group(float64(v)) }
-	return fmt.Sprintf("%s LACP: aggregate %s (aggregator %d); receive path: %s slow-protocols frames to the controller, %s dropped on members not distributing",
-		lagName, up, st.Aggregator, g(slow), g(inactive))
+	how := g(slow) + " slow-protocols frames to the controller"
+	if direct > 0 {
+		how = fmt.Sprintf("slow-protocols frames filtered out in the kernel (%s read by the controller's sockets; %s reached the workers)", g(direct), g(slow))
+	}
+	return fmt.Sprintf("%s LACP: aggregate %s (aggregator %d); receive path: %s, %s dropped on members not distributing",
+		lagName, up, st.Aggregator, how, g(inactive))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wirespeed/wirespeed/lag"
 	"github.com/wirespeed/wirespeed/lag/lacp"
 	"github.com/wirespeed/wirespeed/xmit"
+	"github.com/wirespeed/wirespeed/xmit/afpacket"
 )
 
 // runReal forwards between an aggregate of two real interfaces (cfg.Members, carrying the VLANs)
@@ -65,13 +66,23 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	}
 	names := router.Names
 	ifnames := append(append([]string(nil), cfg.Members...), cfg.Uplink)
-	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true})
+	oc := app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true}
+	// Under LACP on AF_PACKET the members' sockets filter the slow-protocols frames out (in the
+	// kernel), the controller reads them through its Senders, and the aggregates never look for
+	// them. AF_XDP hands every frame to its sockets: there the aggregates take them out.
+	filtered := cfg.usesLACP() && cfg.Backend == app.AFPacket
+	if filtered {
+		oc.Filters = [][]afpacket.BPF{lacp.NoSlowFilter, lacp.NoSlowFilter}
+	}
+	ports, err := app.Open(oc)
 	if err != nil {
 		return app.Tally{}, err
 	}
 	defer ports.Close()
+
 	log := cfg.logger()
 	var ctl *lacp.Controller
+	var senders []*lacp.Sender
 	if cfg.usesLACP() {
 		// One controller for every worker's aggregate; its PDUs leave through a send-only
 		// socket per member (each PDU's source is the member's own MAC, the system id member 0's).
@@ -83,11 +94,17 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 			}
 			defer s.Close()
 			tx = append(tx, s)
+			senders = append(senders, s)
+			if filtered {
+				if err := s.Listen(); err != nil { // here: in the interfaces' namespace
+					return app.Tally{}, err
+				}
+			}
 		}
 		if ctl, err = lacp.New(cfg.lacpConfig(lagMAC, tx, nil, logLACP(log, lc.Name, cfg.Members))); err != nil {
 			return app.Tally{}, err
 		}
-		lc.SlowProtocols = ctl
+		lc.SlowProtocols, lc.SlowFiltered = ctl, filtered
 		if cfg.onLACP != nil {
 			cfg.onLACP(ctl)
 		}
@@ -108,6 +125,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 			ctl.Attach(a)
 		}
 	}
+	if cfg.onOpen != nil {
+		cfg.onOpen(ports, aggs)
+	}
 	var pcap *app.Pcap
 	if cfg.Pcap != "" {
 		if pcap, err = app.CreatePcap(cfg.Pcap, 0); err != nil {
@@ -125,6 +145,17 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	wg.Add(1)
 	if ctl != nil {
 		go func() { defer wg.Done(); ctl.Run(wctx) }()
+		if filtered {
+			for m, s := range senders {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := s.Receive(wctx, ctl, m); err != nil {
+						log.Error("lacp receive", "member", s.Name(), "err", err)
+					}
+				}()
+			}
+		}
 	} else {
 		go func() { defer wg.Done(); watchMembers(wctx, log, aggs[0], cfg.Members, cfg.Miimon) }()
 	}
@@ -170,7 +201,11 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	stop()
 	wg.Wait()
 	mon.Print(out)
-	t := app.NewTally([]xmit.Stats{aggStats(), ports.Stats(numMembers)}, router.Counters())
+	as := aggStats()
+	for _, a := range aggs { // those are in the LACP line; the tally's are the kernel's
+		as.RxDropped -= a.RxInactive()
+	}
+	t := app.NewTally([]xmit.Stats{as, ports.Stats(numMembers)}, router.Counters())
 	t.AddNeigh(router.Table.Counters())
 	for _, e := range errs {
 		t.Errors.Add(e)
@@ -188,7 +223,11 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	}
 	printf(out, "  %s\n", memberReport(lc.Name, cfg.Members, []xmit.Stats{ports.Stats(0), ports.Stats(1)}, st))
 	if st != nil {
-		printf(out, "  %s\n", slowReport(lc.Name, aggs, st))
+		var direct uint64 // the Senders' (filtered): the aggregates saw none
+		for _, s := range senders {
+			direct += s.Received()
+		}
+		printf(out, "  %s\n", slowReport(lc.Name, aggs, st, direct))
 	}
 	trunkgen.PrintNeighbours(out, router.Table, append([]string{cfg.Uplink}, names[1:]...))
 	return t, nil

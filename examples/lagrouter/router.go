@@ -299,7 +299,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	r.AddRouter(t.router, t.res, t.pool.InUse())
 	lines := []string{memberReport(t.agg.Name(), []string{t.mems[0].Name(), t.mems[1].Name()}, []xmit.Stats{t.mems[0].Stats(), t.mems[1].Stats()}, st)}
 	if st != nil {
-		lines = append(lines, slowReport(t.agg.Name(), []*lag.Aggregate{t.agg}, st)+" (not in generated)")
+		lines = append(lines, slowReport(t.agg.Name(), []*lag.Aggregate{t.agg}, st, 0)+" (not in generated)")
 	}
 	r.Report(out, lines...)
 	if pcap != nil {

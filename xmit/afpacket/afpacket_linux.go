@@ -162,6 +162,16 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	if p.ifr, err = unix.NewIfreq(ifname); err != nil {
 		return nil, err
 	}
+	if len(c.Filter) > 0 {
+		prog := make([]unix.SockFilter, len(c.Filter))
+		for i, in := range c.Filter {
+			prog[i] = unix.SockFilter{Code: in.Code, Jt: in.Jt, Jf: in.Jf, K: in.K}
+		}
+		fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+		if err = unix.SetsockoptSockFprog(p.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fp); err != nil {
+			return nil, sysErr("setsockopt(SO_ATTACH_FILTER)", err)
+		}
+	}
 	if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
 		return nil, sysErr("setsockopt(PACKET_VERSION)", err)
 	}
