@@ -51,8 +51,8 @@ type Config struct {
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
 
-	ready  func()                 // called once the ports are open and the workers (and generator) started (tests)
-	onLACP func(*lacp.Controller) // called with the LACP controller once it is made (tests)
+	ready  func()                             // called once the ports are open and the workers (and generator) started (tests)
+	onLACP func(*lacp.Controller)             // called with the LACP controller once it is made (tests)
 	onOpen func(*app.Ports, []*lag.Aggregate) // called with the real interfaces and the workers' aggregates once made (tests)
 }
 
