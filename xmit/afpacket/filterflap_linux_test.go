@@ -68,7 +68,7 @@ func TestSendAfterFlap(t *testing.T) {
 			t.Fatal("carrier not back")
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // the device transmitting again (qdisc active)
+	time.Sleep(100 * time.Millisecond)           // the device transmitting again (qdisc active)
 	recvFrames(t, rx, 1000, 20*time.Millisecond) // drop what the probes left
 	before := tx.Stats().TxDropped
 	if n := sendFrames(t, tx, pool, []txFrame{{data: testFrame(1, 64)}, {data: testFrame(2, 64)}}); n != 2 {
