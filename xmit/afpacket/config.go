@@ -96,11 +96,23 @@ type Config struct {
 	// PortID is stamped into frame.Frame.Port of every received frame.
 	PortID uint16
 
+	// Filter, when not empty, is a classic BPF program the kernel runs on every frame before it
+	// reaches the ring (SO_ATTACH_FILTER): a frame it returns 0 for never reaches the socket (nor
+	// its counters). It is attached before the socket is bound, so no frame passes unfiltered.
+	Filter []BPF
+
 	// TxRing, when not nil, makes Send transmit through a PACKET_TX_RING (mapped together with the
 	// receive ring) instead of sendmmsg(2): every frame is copied into a ring slot (counted in
 	// Stats().TxCopied) and one send(2) per batch rings the doorbell. See the package documentation
 	// for which is faster.
 	TxRing *TxRing
+}
+
+// BPF is one classic BPF instruction (struct sock_filter).
+type BPF struct {
+	Code   uint16
+	Jt, Jf uint8
+	K      uint32
 }
 
 // TxRing is the geometry of the PACKET_TX_RING transmit path. Zero fields mean defaults.

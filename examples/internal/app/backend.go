@@ -44,6 +44,9 @@ type OpenConfig struct {
 	// Promiscuous puts AF_PACKET interfaces in promiscuous mode (needed on real NICs for frames
 	// to MACs other than the interface's; veth delivers everything anyway).
 	Promiscuous bool
+	// Filters are classic BPF programs for the AF_PACKET sockets of the interfaces, by index in
+	// Ifnames (afpacket.Config.Filter); missing or nil: none.
+	Filters [][]afpacket.BPF
 }
 
 // Ports are the real ports an example forwards on: ByWorker[w][p] is worker w's port p.
@@ -88,6 +91,9 @@ func Open(cfg OpenConfig) (*Ports, error) {
 			switch cfg.Backend {
 			case AFPacket:
 				c := &afpacket.Config{PortID: uint16(i), Promiscuous: cfg.Promiscuous}
+				if i < len(cfg.Filters) {
+					c.Filter = cfg.Filters[i]
+				}
 				if cfg.Workers > 1 {
 					c.Fanout = &afpacket.Fanout{Group: group + uint16(i), Mode: afpacket.FanoutHash}
 				}
