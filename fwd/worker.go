@@ -82,9 +82,11 @@ const (
 // adj is one next hop as the worker's egress needs it.
 type adj struct {
 	rw   vlan.Rewrite
-	mtu  uint16
-	kind uint8
+	txc  *vlan.Counters // the vlan worker's counters of the egress interface (nil: lim is 0)
 	gen  uint64
+	mtu  uint16
+	lim  uint16 // the largest packet pass 3's straight line forwards: mtu for an ordinary next hop, else 0
+	kind uint8
 }
 
 // NewWorker returns a worker whose input batches hold at most batch frames.
@@ -214,36 +216,21 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	o.Unresolved.Adopt(in)
 	w.drop.Adopt(in)
 
-	// Pass 1: the receive checks; gather destinations. A frame that needs a closer look (anything
-	// but a unicast IPv4 packet to us, from and to ordinary addresses, none of them the router's,
-	// with a TTL above 1) takes w.special, which moves it out of the batch or keeps it.
+	// Pass 1: the receive checks; gather destinations. rxRun judges the common frame on a straight
+	// line and stops at any other, which w.special judges by every check in order: it moves the
+	// frame out of the batch or keeps it.
 	fr := in.Frames
-	mem := in.Mem
-	macs := w.macs
-	local := &w.r.local
-	dst := w.dst
+	dst := w.dst[:len(fr)]
 	k := 0
-	for i := range fr {
-		f := &fr[i]
-		d := f.Data(mem)
-		l3 := int(f.L3)
-		if ifc := int(f.Port); binary.BigEndian.Uint16(d[l3-2:]) == frame.TypeIPv4 && ifc < len(macs) && mac48(d) == macs[ifc] {
-			if ip, err := frame.ParseIPv4(d[l3:]); err == nil && ip.ChecksumOK() {
-				a, s := ip.Dst(), ip.Src()
-				if dstClass[a>>24]|srcClass[s>>24] == 0 && ip[8] > 1 && !local.maybe(a) {
-					dst[k] = a
-					if k != i {
-						fr[k] = *f
-					}
-					k++
-					continue
-				}
-			}
+	for i := 0; ; i++ {
+		i, k = rxRun(fr, in.Mem, w.macs, w.r.local.filter, dst, i, k)
+		if i >= len(fr) {
+			break
 		}
 		if a, keep := w.special(in, i); keep {
 			dst[k] = a
 			if k != i {
-				fr[k] = *f
+				fr[k] = fr[i]
 			}
 			k++
 		}
@@ -259,45 +246,61 @@ func (w *Worker) route(in *frame.Batch) *Output {
 		w.rwGen++
 	}
 
-	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header (Apply), TTL; sort by egress port.
-	rw, gen := w.rw, w.rwGen
-	egress := o.Egress
-	for i := range fr {
-		f := &fr[i]
-		// The adjacency cache, looked up inline (buildAdj fills a missing entry).
-		var a *adj
-		if idx := nh[i]; uint64(idx) < uint64(len(rw)) && rw[idx].gen == gen {
-			a = &rw[idx]
-		} else {
-			a = w.buildAdj(nhs, idx)
-			rw = w.rw // buildAdj may have grown it
+	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header, TTL; sort by egress port. txRun
+	// forwards the common frame on a straight line and stops at any other (and at every frame while
+	// a Tap is set), which w.forwardSlow handles after the adjacency cache has its entry.
+	forwarded := 0
+	for i := 0; i < len(fr); i++ {
+		if w.tap == nil {
+			var n int
+			i, n = txRun(fr, nh, w.rw, w.rwGen, o.Egress, in.Mem, i)
+			forwarded += n
+			if i >= len(fr) {
+				break
+			}
 		}
-		ip := frame.IPv4(f.Data(mem)[f.L3:])
-		if a.kind != adjForward || ip.TotalLen() > int(a.mtu) {
-			w.notForwarded(in, i, ip, a, nh[i])
-			continue
-		}
-		// The descriptor goes to its egress batch first and Apply rewrites the copy: rewriting it in
-		// place and then copying it whole would read back the fields Apply has just stored one by
-		// one (a store-forwarding stall per frame). The batch has room: it holds at most len(in).
-		e := egress[a.rw.Port()] // < len(egress): buildAdj checked it
-		j := len(e.Frames)
-		e.Frames = e.Frames[:j+1]
-		e.Frames[j] = *f
-		if w.vw.Apply(e, j, &a.rw) != nil {
-			e.Frames = e.Frames[:j]
-			w.dropFrame(in, f, DropEgress)
-			continue
-		}
-		ip.DecTTL()
-		w.cnt[Forwarded]++
-		if w.tap != nil {
-			w.capture(e.Frames[j].Data(mem), Forwarded)
-		}
+		idx := nh[i]
+		a := w.adjFor(nhs, idx)
+		w.forwardSlow(in, i, a, idx)
 	}
+	w.cnt[Forwarded] += uint64(forwarded)
 	w.drop.Free()
 	in.Reset()
 	return o
+}
+
+// adjFor returns the adjacency cache's entry for next-hop index idx of version nhs, building it
+// when it is missing.
+func (w *Worker) adjFor(nhs *fib.NextHopView, idx uint32) *adj {
+	if uint64(idx) < uint64(len(w.rw)) && w.rw[idx].gen == w.rwGen {
+		return &w.rw[idx]
+	}
+	return w.buildAdj(nhs, idx)
+}
+
+// forwardSlow is pass 3 for frame i of in, with adjacency a (next-hop index idx), when the straight
+// line does not apply: not an ordinary next hop, beyond the MTU, or a rewrite Apply handles apart.
+func (w *Worker) forwardSlow(in *frame.Batch, i int, a *adj, idx uint32) {
+	f := &in.Frames[i]
+	ip := frame.IPv4(f.Data(in.Mem)[f.L3:])
+	if a.kind != adjForward || ip.TotalLen() > int(a.mtu) {
+		w.notForwarded(in, i, ip, a, idx)
+		return
+	}
+	e := w.out.Egress[a.rw.Port()] // < len(egress): buildAdj checked it
+	j := len(e.Frames)
+	e.Frames = e.Frames[:j+1]
+	e.Frames[j] = *f
+	if w.vw.Apply(e, j, &a.rw) != nil {
+		e.Frames = e.Frames[:j]
+		w.dropFrame(in, f, DropEgress)
+		return
+	}
+	ip.DecTTL()
+	w.cnt[Forwarded]++
+	if w.tap != nil {
+		w.capture(e.Frames[j].Data(in.Mem), Forwarded)
+	}
 }
 
 // mac48 reads the first 6 bytes of b (a MAC address) as one integer.
@@ -542,6 +545,9 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		return a
 	}
 	a.rw, a.mtu, a.kind = rw, uint16(ifaces[hop.Ifindex].MTU), adjForward
+	if a.txc = w.vw.TxCounters(rw.Interface()); a.txc != nil && rw.Valid() {
+		a.lim = a.mtu
+	}
 	return a
 }
 
