@@ -18,10 +18,15 @@ const (
 // space, so that one OR of two table loads tells whether either address needs a closer look.
 var dstClass, srcClass [256]uint8
 
+// martian is non-zero for the first octets of either class table: one table for both addresses of
+// the forwarding path's test (the two tables flag the same octets, for different reasons).
+var martian [256]uint8
+
 func init() {
 	for o := range 256 {
 		dstClass[o] = addrClass(uint32(o) << 24)
 		srcClass[o] = dstClass[o]
+		martian[o] = dstClass[o] | srcClass[o]
 	}
 }
 

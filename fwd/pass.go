@@ -1,7 +1,6 @@
 package fwd
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
@@ -9,58 +8,107 @@ import (
 	"github.com/wirespeed/wirespeed/vlan"
 )
 
-// The straight lines of passes 1 and 3: leaf loops (no call, so nothing is spilled per frame) that
+// The straight lines of passes 1 and 3: leaf loops (no call, so nothing is spilled for a call) that
 // handle the common frame and stop at the first other one, which the caller hands to the general
-// path and resumes after.
+// path and resumes after. They walk the descriptors by byte offset and read the bytes through
+// unsafe pointers, each read preceded by the bounds check that puts it inside the arena.
 
-// typeIPv4LE is frame.TypeIPv4 as binary.LittleEndian reads its wire bytes.
-const typeIPv4LE = frame.TypeIPv4>>8 | frame.TypeIPv4&0xff<<8
+const frameSize = unsafe.Sizeof(frame.Frame{})
+
+var _ [32]struct{} = [frameSize]struct{}{} // rxRun divides by it with shifts
+
+// le64, le32 and le16 read the little-endian word at p: one load, the byte swap constant-folded
+// away on little-endian machines.
+func le64(p unsafe.Pointer) uint64 {
+	if x := *(*uint64)(p); littleEndian {
+		return x
+	} else {
+		return bits.ReverseBytes64(x)
+	}
+}
+
+func le32(p unsafe.Pointer) uint32 {
+	if x := *(*uint32)(p); littleEndian {
+		return x
+	} else {
+		return bits.ReverseBytes32(x)
+	}
+}
+
+func le16(p unsafe.Pointer) uint16 {
+	if x := *(*uint16)(p); littleEndian {
+		return x
+	} else {
+		return bits.ReverseBytes16(x)
+	}
+}
 
 // rxRun is pass 1's straight line from frame i of fr on, k frames kept so far (k <= i): it keeps
-// every frame that is a unicast IPv4 packet to the router's MAC on its ingress interface (macs,
-// by interface), without options, with a valid header and checksum, from and to ordinary
-// addresses (dstClass and srcClass), with a TTL above 1 and a destination whose bit is clear in
-// the router's address filter: it stores the destination in dst[k] and moves the frame to
-// position k. It returns the index of the first frame it did not keep (len(fr) when none) and the
-// new k. It reads a frame's bytes only once its descriptor puts them inside mem.
+// every frame that is an IPv4 packet (EtherType at Frame.L3-2) to the router's MAC on its ingress
+// interface (macs: per interface, the MAC's 6 bytes read as a little-endian word, shifted up by 16),
+// without options, with a total length within the frame and a correct header checksum, from and to
+// ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is clear in
+// the router's address filter: it stores the destination in dst[k] and moves the frame to position
+// k. It returns the index of the first frame it did not keep (len(fr) when none) and the new k.
 func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64, dst []uint32, i, k int) (int, int) {
-	if len(dst) < len(fr) || i < 0 || k < 0 || k > i {
+	if len(dst) < len(fr) || uint(k) > uint(i) || i >= len(fr) || filter == nil {
 		return i, k
 	}
 	mp := unsafe.Pointer(unsafe.SliceData(mem))
 	memLen := uint64(len(mem))
-	dp := unsafe.Pointer(unsafe.SliceData(dst))
-	for ; i < len(fr); i++ {
-		f := &fr[i]
-		off, ln, l3, ifc := uint64(f.Off), int(f.Len), int(f.L3), int(f.Port)
-		if off+uint64(ln) > memLen || l3 < frame.EtherLen || l3+frame.IPv4MinLen > ln || ifc >= len(macs) {
+	mb := unsafe.Pointer(unsafe.SliceData(macs))
+	nm := uint64(len(macs))
+	fb := unsafe.Pointer(filter)
+	// The descriptors and dst are walked by negative offsets from their ends (p for the frame
+	// judged, q for the next kept), so that the loop's end is the sign of p.
+	n := len(fr)
+	fe := unsafe.Add(unsafe.Pointer(unsafe.SliceData(fr)), uintptr(n)*frameSize)
+	de := unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), uintptr(n)*4)
+	p, q := -int(frameSize)*(n-i), -int(frameSize)*(n-k)
+	for ; p < 0; p += int(frameSize) {
+		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[n+p/frameSize]
+		off, ln, l3, ifc := uint64(f.Off), uint64(f.Len), uint64(f.L3), uint64(f.Port)
+		if off+ln > memLen || l3 < frame.EtherLen || l3+frame.IPv4MinLen > ln || ifc >= nm {
 			break
 		}
 		// In bounds: the frame lies inside mem, its network header's 20 bytes inside the frame.
-		p := unsafe.Add(mp, off)
-		h := (*[frame.IPv4MinLen]byte)(unsafe.Add(p, l3))
-		w0 := binary.LittleEndian.Uint64(h[0:8])   // version/IHL, TOS, total length, ID, fragment
-		w1 := binary.LittleEndian.Uint64(h[8:16])  // TTL, protocol, checksum, source
-		w2 := binary.LittleEndian.Uint32(h[16:20]) // destination
-		tl := int(bits.ReverseBytes16(uint16(w0 >> 16)))
-		if binary.LittleEndian.Uint16((*[2]byte)(unsafe.Add(p, l3-2))[:]) != typeIPv4LE ||
-			binary.LittleEndian.Uint64((*[8]byte)(p)[:])&(1<<48-1) != macs[ifc] ||
-			uint8(w0) != 0x45 || uint(tl-frame.IPv4MinLen) > uint(ln-l3-frame.IPv4MinLen) ||
-			!headerSumOK(w0, w1, w2) || dstClass[uint8(w2)]|srcClass[uint8(w1>>32)] != 0 || uint8(w1) <= 1 {
+		// The words are read in the machine's order (no call: a helper would leave an inline mark
+		// per read) and byte-swapped to little-endian on big-endian machines.
+		d := unsafe.Add(mp, off)
+		h := unsafe.Add(d, l3)
+		et := *(*uint32)(unsafe.Add(h, -2)) // EtherType, version/IHL, TOS
+		w0 := *(*uint64)(h)                 // version/IHL, TOS, total length, ID, fragment
+		w1 := *(*uint64)(unsafe.Add(h, 8))  // TTL, protocol, checksum, source
+		w2 := *(*uint32)(unsafe.Add(h, 16)) // destination
+		mac := *(*uint64)(d)
+		if !littleEndian {
+			et, w0, w1, w2 = bits.ReverseBytes32(et), bits.ReverseBytes64(w0), bits.ReverseBytes64(w1), bits.ReverseBytes32(w2)
+			mac = bits.ReverseBytes64(mac)
+		}
+		tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3)))
+		if et&0xffffff != uint32(typeIPv4LE)|0x45<<16 || // EtherType IPv4, version 4, IHL 5
+			mac<<16 != *(*uint64)(unsafe.Add(mb, ifc*8)) || // macs[ifc]
+			tl-frame.IPv4MinLen > ln-l3-frame.IPv4MinLen || // 20 <= total length <= the frame's rest
+			!headerSumOK(w0, w1, w2) ||
+			martian[*(*uint8)(unsafe.Add(h, 12))]|martian[*(*uint8)(unsafe.Add(h, 16))] != 0 ||
+			*(*uint8)(unsafe.Add(h, 8)) <= 1 { // TTL
 			break
 		}
 		a := bits.ReverseBytes32(w2)
-		if hb := filterBit(a); filter[(hb>>6)&(1<<10-1)]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
+		if hb := filterBit(a); *(*uint64)(unsafe.Add(fb, (hb>>6)*8))&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
 			break
 		}
-		*(*uint32)(unsafe.Add(dp, uintptr(k)*4)) = a // dst[k]: k <= i < len(fr) <= len(dst)
-		if k != i {
-			fr[k] = *f
+		*(*uint32)(unsafe.Add(de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
+		if q != p {
+			*(*frame.Frame)(unsafe.Add(fe, q)) = *f
 		}
-		k++
+		q += int(frameSize)
 	}
-	return i, k
+	return n + p>>5, n + q>>5 // p/frameSize, q/frameSize
 }
+
+// typeIPv4LE is frame.TypeIPv4 as a little-endian read of its wire bytes gives it.
+const typeIPv4LE = frame.TypeIPv4>>8 | frame.TypeIPv4&0xff<<8
 
 // headerSumOK reports whether a 20-byte IPv4 header, read as little-endian words (w0: bytes 0-7,
 // w1: 8-15, w2: 16-19), has a correct checksum: the ones'-complement sum commutes with byte
@@ -76,64 +124,70 @@ func headerSumOK(w0, w1 uint64, w2 uint32) bool {
 }
 
 // txRun is pass 3's straight line from frame i of fr on (nh: the frames' next-hop indexes): a frame
-// whose adjacency (rw, entries of generation gen) is an ordinary next hop within its MTU (adj.lim),
-// with headroom for the whole rewrite block and a length of 60 bytes or more after it, gets the
-// next hop's L2 header (what vlan.Worker.Apply's common case does: the block copied to end at the
-// network header, the descriptor's start, length, headroom, Out and L3 updated, the out-of-band tag
-// flag cleared, the vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to the
-// egress batch of its port. It returns the index of the first frame it did not forward (len(fr)
-// when none) and the number forwarded. Every frame of fr passed pass 1: it lies inside mem, and its
-// network header's 20 bytes inside it, with a TTL above 1.
-func txRun(fr []frame.Frame, nh []uint32, rw []adj, gen uint64, egress []*frame.Batch, mem []byte, i int) (int, int) {
-	if len(nh) < len(fr) || i < 0 {
-		return i, 0
+// whose adjacency (rw) is a current ordinary next hop within its MTU (adj.lim), with headroom for
+// the whole rewrite block and a length of 60 bytes or more after it, gets the next hop's L2 header
+// (what vlan.Worker.Apply's common case does: the block copied to end at the network header; the
+// descriptor's start, length, headroom, Out and L3 updated; the out-of-band tag flag cleared; the
+// vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to the egress batch of its
+// port. It returns the index of the first frame it did not forward (len(fr) when none). Every frame
+// of fr passed pass 1: it lies inside mem, and its network header's 20 bytes inside it, with a TTL
+// above 1.
+func txRun(fr []frame.Frame, nh []uint32, rw []adj, egress []*frame.Batch, mem []byte, i int) int {
+	if len(nh) < len(fr) || uint(i) >= uint(len(fr)) {
+		return i
 	}
 	mp := unsafe.Pointer(unsafe.SliceData(mem))
-	n0 := i
-	for ; i < len(fr); i++ {
-		f := &fr[i]
-		idx := nh[i]
-		if uint64(idx) >= uint64(len(rw)) {
+	base := unsafe.Pointer(unsafe.SliceData(fr))
+	nb := unsafe.Pointer(unsafe.SliceData(nh))
+	ab := unsafe.Pointer(unsafe.SliceData(rw))
+	na := uint64(len(rw))
+	eb := unsafe.Pointer(unsafe.SliceData(egress))
+	end := uintptr(len(fr)) * frameSize
+	p := uintptr(i) * frameSize
+	for ; p < end; p += frameSize {
+		idx := uint64(*(*uint32)(unsafe.Add(nb, p/(frameSize/4)))) // nh[p/frameSize]
+		if idx >= na {
 			break
 		}
-		a := &rw[idx]
+		a := (*adj)(unsafe.Add(ab, idx*adjSize)) // &rw[idx]
+		f := (*frame.Frame)(unsafe.Add(base, p))
 		l3 := int(f.L3)
 		abs := int(f.Off) + l3 // the network header's offset in mem
-		h := (*[frame.IPv4MinLen]byte)(unsafe.Add(mp, abs))
-		n := a.rw.Len()
+		h := unsafe.Add(mp, abs)
+		n := int(a.n)
 		front := int(f.Head) + l3 // bytes in front of the network header that belong to the frame
 		ln := int(f.Len) - l3 + n // the length after the rewrite
-		if a.gen != gen || int(binary.BigEndian.Uint16(h[2:4])) > int(a.lim) || min(front, abs) < vlan.RewriteMax ||
+		if bits.ReverseBytes16(le16(unsafe.Add(h, 2))) > a.lim || min(front, abs) < vlan.RewriteMax ||
 			uint(ln-frame.MinEthernetLen) > 0xffff-frame.MinEthernetLen || front-n > 0xffff {
 			break
 		}
-		blk := a.rw.Block()
-		to := (*[vlan.RewriteMax]byte)(unsafe.Add(mp, abs-vlan.RewriteMax))
-		binary.LittleEndian.PutUint64(to[0:8], binary.LittleEndian.Uint64(blk[0:8]))
-		binary.LittleEndian.PutUint64(to[8:16], binary.LittleEndian.Uint64(blk[8:16]))
-		binary.LittleEndian.PutUint64(to[16:24], binary.LittleEndian.Uint64(blk[16:24]))
+		to := unsafe.Add(h, -vlan.RewriteMax)
+		*(*uint64)(to) = a.blk[0]
+		*(*uint64)(unsafe.Add(to, 8)) = a.blk[1]
+		*(*uint64)(unsafe.Add(to, 16)) = a.blk[2]
 		// The descriptor goes to its egress batch whole and the copy is updated: updating it in
 		// place and then copying it would read back fields just stored one by one (a
 		// store-forwarding stall per frame). The batch has room: it holds at most len(in).
-		e := egress[a.rw.Port()] // < len(egress): buildAdj checked it
+		e := *(**frame.Batch)(unsafe.Add(eb, uintptr(a.port)*8)) // egress[a.port]: buildAdj checked the port
 		j := len(e.Frames)
 		e.Frames = e.Frames[:j+1]
-		g := &e.Frames[j]
+		g := (*frame.Frame)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(e.Frames)), uintptr(j)*frameSize)) // &e.Frames[j]
 		*g = *f
 		g.Off = uint32(abs - n)
 		g.Len, g.Head = uint16(ln), uint16(front-n)
-		g.Out, g.L3 = a.rw.Interface(), uint16(n)
+		*(*uint32)(unsafe.Pointer(&g.Out)) = a.outL3 // Out, L3
 		g.Flags &^= frame.FlagVLAN
 		c := a.txc
 		c.TxPackets++
 		c.TxBytes += uint64(ln)
 		// TTL - 1, and the checksum after it (RFC 1624): the TTL is the high byte of a 16-bit word,
-		// so the checksum rises by 0x100 with the end-around carry; 0xffff becomes 0x0000, as
-		// frame.IPv4.DecTTL does.
-		h[8]--
-		ck := uint32(binary.BigEndian.Uint16(h[10:12])) + 0x100
-		ck += (ck + 1) >> 16
-		binary.BigEndian.PutUint16(h[10:12], uint16(ck))
+		// so the checksum rises by 0x100 (a 1 in the word as a little-endian read gives it), with
+		// the end-around carry; 0xffff becomes 0x0000, as frame.IPv4.DecTTL does.
+		*(*uint8)(unsafe.Add(h, 8))--
+		ck := unsafe.Add(h, 10)
+		s := uint32(*(*uint16)(ck)) + ttlStep
+		s += (s + 1) >> 16
+		*(*uint16)(ck) = uint16(s)
 	}
-	return i, i - n0
+	return int(p / frameSize)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
@@ -43,16 +44,17 @@ type Tap interface {
 
 // Worker forwards batches for one goroutine. Its counters are plain increments published by Flush.
 type Worker struct {
-	r    *Router
-	vw   *vlan.Worker
-	dst  []uint32
-	nh   []uint32
-	out  Output
-	drop *frame.Batch // the batch's dropped frames, released at the end of Process
-	cnt  [numCounters]uint64
-	pub  [numCounters]atomic.Uint64
-	macs []uint64 // per interface ID, the router's MAC as mac48 reads it
-	ipid uint16
+	r      *Router
+	vw     *vlan.Worker
+	dst    []uint32
+	nh     []uint32
+	out    Output
+	drop   *frame.Batch // the batch's dropped frames, released at the end of Process
+	cnt    [numCounters]uint64
+	pub    [numCounters]atomic.Uint64
+	macs   []uint64 // per interface ID, the router's MAC as mac48 reads it
+	macsHi []uint64 // the same shifted up by 16, as rxRun compares it
+	ipid   uint16
 
 	tap      Tap // nil: off (one predictable branch per frame)
 	tapEvery uint32
@@ -79,14 +81,39 @@ const (
 	adjEgress     // DropEgress
 )
 
-// adj is one next hop as the worker's egress needs it.
+// adj is one next hop as the worker's egress needs it: the fields txRun reads first, in the first
+// 64 bytes; adjSize bytes in all, so that an entry's address is a shift of its index.
 type adj struct {
-	rw   vlan.Rewrite
-	txc  *vlan.Counters // the vlan worker's counters of the egress interface (nil: lim is 0)
-	gen  uint64
-	mtu  uint16
-	lim  uint16 // the largest packet pass 3's straight line forwards: mtu for an ordinary next hop, else 0
-	kind uint8
+	blk   [vlan.RewriteMax / 8]uint64 // rw's block (vlan.Rewrite.Block) as words
+	txc   *vlan.Counters              // the vlan worker's counters of the egress interface (nil: lim is 0)
+	gen   uint64
+	outL3 uint32 // Frame.Out and Frame.L3 after the rewrite, as they lie in a Frame
+	lim   uint16 // the largest packet txRun forwards: mtu for a current ordinary next hop, else 0
+	n     uint16 // rw's header length
+	port  uint16 // rw's port
+	mtu   uint16
+	kind  uint8
+	rw    vlan.Rewrite
+	_     [adjSize - 54 - unsafe.Sizeof(vlan.Rewrite{})]byte
+}
+
+const adjSize = 128
+
+var _ [adjSize]struct{} = [unsafe.Sizeof(adj{})]struct{}{}
+
+// setRewrite makes a an ordinary next hop through rw with the given MTU.
+func (a *adj) setRewrite(rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
+	a.rw, a.mtu, a.kind, a.txc = rw, mtu, adjForward, txc
+	a.blk[0] = binary.NativeEndian.Uint64(rw.Block()[0:8])
+	a.blk[1] = binary.NativeEndian.Uint64(rw.Block()[8:16])
+	a.blk[2] = binary.NativeEndian.Uint64(rw.Block()[16:24])
+	var f frame.Frame
+	f.Out, f.L3 = rw.Interface(), uint16(rw.Len())
+	a.outL3 = *(*uint32)(unsafe.Pointer(&f.Out))
+	a.n, a.port = uint16(rw.Len()), rw.Port()
+	if txc != nil && rw.Valid() {
+		a.lim = mtu
+	}
 }
 
 // NewWorker returns a worker whose input batches hold at most batch frames.
@@ -99,13 +126,14 @@ func (r *Router) NewWorker(batch int) *Worker {
 	w.noRoute = adj{kind: adjNoRoute}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
+		w.macsHi = append(w.macsHi, mac48(ifc.MAC[:])<<16)
 	}
 	w.bcast = make([]adj, len(r.ifaces))
 	for i := range r.ifaces {
 		w.bcast[i] = adj{kind: adjEgress}
 		rw, err := r.demux.Rewrite(uint16(i), frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, r.ifaces[i].MAC, frame.TypeIPv4)
 		if err == nil && int(rw.Port()) < r.ports {
-			w.bcast[i] = adj{rw: rw, mtu: uint16(r.ifaces[i].MTU), kind: adjForward}
+			w.bcast[i].setRewrite(rw, uint16(r.ifaces[i].MTU), nil)
 		}
 	}
 	for i := 0; i < r.ports; i++ {
@@ -223,7 +251,7 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	dst := w.dst[:len(fr)]
 	k := 0
 	for i := 0; ; i++ {
-		i, k = rxRun(fr, in.Mem, w.macs, w.r.local.filter, dst, i, k)
+		i, k = rxRun(fr, in.Mem, w.macsHi, w.r.local.filter, dst, i, k)
 		if i >= len(fr) {
 			break
 		}
@@ -244,6 +272,9 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	if nhs != w.rwView {
 		w.rwView = nhs
 		w.rwGen++
+		for i := range w.rw {
+			w.rw[i].lim = 0 // txRun reads no generation: every entry leaves its straight line
+		}
 	}
 
 	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header, TTL; sort by egress port. txRun
@@ -252,9 +283,9 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	forwarded := 0
 	for i := 0; i < len(fr); i++ {
 		if w.tap == nil {
-			var n int
-			i, n = txRun(fr, nh, w.rw, w.rwGen, o.Egress, in.Mem, i)
-			forwarded += n
+			i0 := i
+			i = txRun(fr, nh, w.rw, o.Egress, in.Mem, i)
+			forwarded += i - i0
 			if i >= len(fr) {
 				break
 			}
@@ -544,10 +575,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		a.kind = adjEgress
 		return a
 	}
-	a.rw, a.mtu, a.kind = rw, uint16(ifaces[hop.Ifindex].MTU), adjForward
-	if a.txc = w.vw.TxCounters(rw.Interface()); a.txc != nil && rw.Valid() {
-		a.lim = a.mtu
-	}
+	a.setRewrite(rw, uint16(ifaces[hop.Ifindex].MTU), w.vw.TxCounters(rw.Interface()))
 	return a
 }
 
