@@ -2,10 +2,30 @@
 
 package fwd
 
-// littleEndian is false here (or with -tags fwd_portable, which runs this path on any machine):
-// rxRun and txRun byte-swap the words they read in the machine's order.
-const littleEndian = false
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
-// ttlStep is 0x100 added to the header checksum's big-endian word, as a load in the machine's byte
-// order sees it.
-const ttlStep = 0x100
+// The words rxRun and txRun read in the machine's byte order, and the constants they compare them
+// with, in forms right on any machine (big-endian ones, and any machine with -tags fwd_portable,
+// which tests them).
+
+// etVerMask and etVerIPv4: the EtherType IPv4 and the first header byte of IPv4 without options
+// (0x45) as the 32-bit word at the EtherType, read in the machine's order, gives them.
+var etVerMask, etVerIPv4 = binary.NativeEndian.Uint32([]byte{0xff, 0xff, 0xff, 0}), binary.NativeEndian.Uint32([]byte{0x08, 0x00, 0x45, 0})
+
+// macKey is a MAC address (the first 6 bytes of x, a 64-bit word read in the machine's order) as
+// rxRun compares it.
+func macKey(x uint64) uint64 {
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], x)
+	return binary.LittleEndian.Uint64(b[:]) << 16
+}
+
+// ttlStep is 0x100 added to the header checksum's big-endian word, as a 16-bit load in the
+// machine's order sees it.
+var ttlStep = uint32(binary.NativeEndian.Uint16([]byte{0x01, 0x00}))
+
+// be32at reads the big-endian word at p.
+func be32at(p unsafe.Pointer) uint32 { return binary.BigEndian.Uint32((*[4]byte)(p)[:]) }

@@ -2,11 +2,26 @@
 
 package fwd
 
-// littleEndian: rxRun and txRun read header words in the machine's byte order and compare them
-// with constants in that order. (-tags fwd_portable takes the byte-swapping path here too, to
-// test it.)
-const littleEndian = true
+import (
+	"math/bits"
+	"unsafe"
+)
 
-// ttlStep is 0x100 added to the header checksum's big-endian word, as a load in the machine's byte
-// order sees it.
+// The words rxRun and txRun read in the machine's byte order, and the constants they compare them
+// with, on little-endian machines. (-tags fwd_portable builds endian_be.go instead, whose forms are
+// right on any machine, to test them.)
+
+// etVerMask and etVerIPv4: the EtherType IPv4 and the first header byte of IPv4 without options
+// (0x45) as the 32-bit word at the EtherType, read in the machine's order, gives them.
+const etVerMask, etVerIPv4 = 0x00ffffff, 0x00450008
+
+// macKey is a MAC address (the first 6 bytes of x, a 64-bit word read in the machine's order) as
+// rxRun compares it.
+func macKey(x uint64) uint64 { return x << 16 }
+
+// ttlStep is 0x100 added to the header checksum's big-endian word, as a 16-bit load in the
+// machine's order sees it.
 const ttlStep = 1
+
+// be32at reads the big-endian word at p.
+func be32at(p unsafe.Pointer) uint32 { return bits.ReverseBytes32(*(*uint32)(p)) }

@@ -17,35 +17,9 @@ const frameSize = unsafe.Sizeof(frame.Frame{})
 
 var _ [32]struct{} = [frameSize]struct{}{} // rxRun divides by it with shifts
 
-// le64, le32 and le16 read the little-endian word at p: one load, the byte swap constant-folded
-// away on little-endian machines.
-func le64(p unsafe.Pointer) uint64 {
-	if x := *(*uint64)(p); littleEndian {
-		return x
-	} else {
-		return bits.ReverseBytes64(x)
-	}
-}
-
-func le32(p unsafe.Pointer) uint32 {
-	if x := *(*uint32)(p); littleEndian {
-		return x
-	} else {
-		return bits.ReverseBytes32(x)
-	}
-}
-
-func le16(p unsafe.Pointer) uint16 {
-	if x := *(*uint16)(p); littleEndian {
-		return x
-	} else {
-		return bits.ReverseBytes16(x)
-	}
-}
-
 // rxRun is pass 1's straight line from frame i of fr on, k frames kept so far (k <= i): it keeps
 // every frame that is an IPv4 packet (EtherType at Frame.L3-2) to the router's MAC on its ingress
-// interface (macs: per interface, the MAC's 6 bytes read as a little-endian word, shifted up by 16),
+// interface (macs: per interface, macKey of the MAC's 6 bytes read as a word),
 // without options, with a total length within the frame and a correct header checksum, from and to
 // ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is clear in
 // the router's address filter: it stores the destination in dst[k] and moves the frame to position
@@ -72,29 +46,23 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 			break
 		}
 		// In bounds: the frame lies inside mem, its network header's 20 bytes inside the frame.
-		// The words are read in the machine's order (no call: a helper would leave an inline mark
-		// per read) and byte-swapped to little-endian on big-endian machines.
+		// Each test reads what it needs, in the machine's byte order (no call: a helper would
+		// leave an inline mark per read), so that few values are live at once.
 		d := unsafe.Add(mp, off)
 		h := unsafe.Add(d, l3)
-		et := *(*uint32)(unsafe.Add(h, -2)) // EtherType, version/IHL, TOS
-		w0 := *(*uint64)(h)                 // version/IHL, TOS, total length, ID, fragment
-		w1 := *(*uint64)(unsafe.Add(h, 8))  // TTL, protocol, checksum, source
-		w2 := *(*uint32)(unsafe.Add(h, 16)) // destination
-		mac := *(*uint64)(d)
-		if !littleEndian {
-			et, w0, w1, w2 = bits.ReverseBytes32(et), bits.ReverseBytes64(w0), bits.ReverseBytes64(w1), bits.ReverseBytes32(w2)
-			mac = bits.ReverseBytes64(mac)
-		}
-		tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3)))
-		if et&0xffffff != uint32(typeIPv4LE)|0x45<<16 || // EtherType IPv4, version 4, IHL 5
-			mac<<16 != *(*uint64)(unsafe.Add(mb, ifc*8)) || // macs[ifc]
-			tl-frame.IPv4MinLen > ln-l3-frame.IPv4MinLen || // 20 <= total length <= the frame's rest
-			!headerSumOK(w0, w1, w2) ||
-			martian[*(*uint8)(unsafe.Add(h, 12))]|martian[*(*uint8)(unsafe.Add(h, 16))] != 0 ||
-			*(*uint8)(unsafe.Add(h, 8)) <= 1 { // TTL
+		if *(*uint32)(unsafe.Add(h, -2))&etVerMask != etVerIPv4 || // EtherType IPv4, version 4, IHL 5
+			macKey(*(*uint64)(d)) != *(*uint64)(unsafe.Add(mb, ifc*8)) { // macs[ifc]
 			break
 		}
-		a := bits.ReverseBytes32(w2)
+		// 20 <= total length <= the frame's rest; the checksum (the ones'-complement sum is the
+		// same in either byte order); the martian classes of both addresses; TTL > 1.
+		if tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3))); tl-frame.IPv4MinLen > ln-l3-frame.IPv4MinLen ||
+			headerSumBad(*(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))) != 0 ||
+			martian[*(*uint8)(unsafe.Add(h, 12))]|martian[*(*uint8)(unsafe.Add(h, 16))] != 0 ||
+			*(*uint8)(unsafe.Add(h, 8)) <= 1 {
+			break
+		}
+		a := be32at(unsafe.Add(h, 16))
 		if hb := filterBit(a); *(*uint64)(unsafe.Add(fb, (hb>>6)*8))&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
 			break
 		}
@@ -107,20 +75,17 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 	return n + p>>5, n + q>>5 // p/frameSize, q/frameSize
 }
 
-// typeIPv4LE is frame.TypeIPv4 as a little-endian read of its wire bytes gives it.
-const typeIPv4LE = frame.TypeIPv4>>8 | frame.TypeIPv4&0xff<<8
-
-// headerSumOK reports whether a 20-byte IPv4 header, read as little-endian words (w0: bytes 0-7,
-// w1: 8-15, w2: 16-19), has a correct checksum: the ones'-complement sum commutes with byte
+// headerSumBad is zero when a 20-byte IPv4 header, read as words in either byte order (w0: bytes
+// 0-7, w1: 8-15, w2: 16-19), has a correct checksum: the ones'-complement sum commutes with byte
 // swapping (RFC 1071), and a correct header sums to 0xffff either way. Two 64-bit adds with carry,
 // the end-around carry, then the fold to 16 bits by rotation: x + rot(x) holds the end-around-carry
 // sum of x's two halves in its high half.
-func headerSumOK(w0, w1 uint64, w2 uint32) bool {
+func headerSumBad(w0, w1 uint64, w2 uint32) uint64 {
 	s, c := bits.Add64(w0, w1, 0)
 	s, c = bits.Add64(s, uint64(w2), c)
 	s += c // no carry out: a carry above means s < 2^32 here
 	x := uint32((s + bits.RotateLeft64(s, 32)) >> 32)
-	return (x+bits.RotateLeft32(x, 16))>>16 == 0xffff
+	return uint64((x+bits.RotateLeft32(x, 16))>>16 ^ 0xffff)
 }
 
 // txRun is pass 3's straight line from frame i of fr on (nh: the frames' next-hop indexes): a frame
@@ -157,7 +122,7 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, egress []*frame.Batch, mem [
 		n := int(a.n)
 		front := int(f.Head) + l3 // bytes in front of the network header that belong to the frame
 		ln := int(f.Len) - l3 + n // the length after the rewrite
-		if bits.ReverseBytes16(le16(unsafe.Add(h, 2))) > a.lim || min(front, abs) < vlan.RewriteMax ||
+		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || min(front, abs) < vlan.RewriteMax ||
 			uint(ln-frame.MinEthernetLen) > 0xffff-frame.MinEthernetLen || front-n > 0xffff {
 			break
 		}

@@ -53,7 +53,7 @@ type Worker struct {
 	cnt    [numCounters]uint64
 	pub    [numCounters]atomic.Uint64
 	macs   []uint64 // per interface ID, the router's MAC as mac48 reads it
-	macsHi []uint64 // the same shifted up by 16, as rxRun compares it
+	macsHi []uint64 // the same as macKey gives it, for rxRun
 	ipid   uint16
 
 	tap      Tap // nil: off (one predictable branch per frame)
@@ -126,7 +126,9 @@ func (r *Router) NewWorker(batch int) *Worker {
 	w.noRoute = adj{kind: adjNoRoute}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
-		w.macsHi = append(w.macsHi, mac48(ifc.MAC[:])<<16)
+		var m [8]byte
+		copy(m[:], ifc.MAC[:])
+		w.macsHi = append(w.macsHi, macKey(binary.NativeEndian.Uint64(m[:])))
 	}
 	w.bcast = make([]adj, len(r.ifaces))
 	for i := range r.ifaces {
