@@ -23,9 +23,22 @@ func macKey(x uint64) uint64 {
 	return binary.LittleEndian.Uint64(b[:]) << 16
 }
 
-// ttlStep is 0x100 added to the header checksum's big-endian word, as a 16-bit load in the
-// machine's order sees it.
-var ttlStep = uint32(binary.NativeEndian.Uint16([]byte{0x01, 0x00}))
+// ttlWord takes x, the header's word at byte 8 (TTL, protocol, checksum) read in the machine's
+// order, and returns it with the TTL (above 1) decremented and the checksum updated (RFC 1624: the
+// TTL is the high byte of a 16-bit word, so the checksum rises by 0x100 with the end-around carry,
+// and 0xffff becomes 0x0000, as frame.IPv4.DecTTL does). ok is false, for the general path, for
+// checksums 0xfeff and 0xffff, as in endian_le.go.
+func ttlWord(x uint32) (uint32, bool) {
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], x)
+	c := binary.BigEndian.Uint16(b[2:])
+	if c >= 0xfeff {
+		return x, false
+	}
+	b[0]--
+	binary.BigEndian.PutUint16(b[2:], c+0x100)
+	return binary.NativeEndian.Uint32(b[:]), true
+}
 
 // be32at reads the big-endian word at p.
 func be32at(p unsafe.Pointer) uint32 { return binary.BigEndian.Uint32((*[4]byte)(p)[:]) }

@@ -32,7 +32,6 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 	memLen := uint64(len(mem))
 	mb := unsafe.Pointer(unsafe.SliceData(macs))
 	nm := uint64(len(macs))
-	fb := unsafe.Pointer(filter)
 	// The descriptors and dst are walked by negative offsets from their ends (p for the frame
 	// judged, q for the next kept), so that the loop's end is the sign of p.
 	n := len(fr)
@@ -57,13 +56,13 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 		// 20 <= total length <= the frame's rest; the checksum (the ones'-complement sum is the
 		// same in either byte order); the martian classes of both addresses; TTL > 1.
 		if tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3))); tl-frame.IPv4MinLen > ln-l3-frame.IPv4MinLen ||
-			headerSumBad(*(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))) != 0 ||
+			headerSumBad(*(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))) ||
 			martian[*(*uint8)(unsafe.Add(h, 12))]|martian[*(*uint8)(unsafe.Add(h, 16))] != 0 ||
 			*(*uint8)(unsafe.Add(h, 8)) <= 1 {
 			break
 		}
 		a := be32at(unsafe.Add(h, 16))
-		if hb := filterBit(a); *(*uint64)(unsafe.Add(fb, (hb>>6)*8))&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
+		if hb := filterBit(a); filter[hb>>6]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
 			break
 		}
 		*(*uint32)(unsafe.Add(de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
@@ -75,17 +74,18 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 	return n + p>>5, n + q>>5 // p/frameSize, q/frameSize
 }
 
-// headerSumBad is zero when a 20-byte IPv4 header, read as words in either byte order (w0: bytes
-// 0-7, w1: 8-15, w2: 16-19), has a correct checksum: the ones'-complement sum commutes with byte
-// swapping (RFC 1071), and a correct header sums to 0xffff either way. Two 64-bit adds with carry,
-// the end-around carry, then the fold to 16 bits by rotation: x + rot(x) holds the end-around-carry
-// sum of x's two halves in its high half.
-func headerSumBad(w0, w1 uint64, w2 uint32) uint64 {
+// headerSumBad is non-zero when a 20-byte IPv4 header, read as words in either byte order (w0:
+// bytes 0-7, w1: 8-15, w2: 16-19), has a wrong checksum. The header is right when the sum of its
+// 16-bit words is a non-zero multiple of 0xffff (RFC 1071: its ones'-complement sum is 0xffff),
+// whatever their byte order. Each word is its 16-bit words' sum modulo 0xffff (2^16 is 1 there, and
+// 2^64 too, so the carry out of the 64-bit adds is added back in), so the header is right when
+// w0 + w1 + w2, with the end-around carry, is a multiple of 0xffff: one multiply by the inverse and a
+// compare. It is not zero: rxRun checked the version byte first.
+func headerSumBad(w0, w1 uint64, w2 uint32) bool {
 	s, c := bits.Add64(w0, w1, 0)
 	s, c = bits.Add64(s, uint64(w2), c)
 	s += c // no carry out: a carry above means s < 2^32 here
-	x := uint32((s + bits.RotateLeft64(s, 32)) >> 32)
-	return uint64((x+bits.RotateLeft32(x, 16))>>16 ^ 0xffff)
+	return s%0xffff != 0
 }
 
 // txRun is pass 3's straight line from frame i of fr on (nh: the frames' next-hop indexes): a frame
@@ -97,33 +97,35 @@ func headerSumBad(w0, w1 uint64, w2 uint32) uint64 {
 // port. It returns the index of the first frame it did not forward (len(fr) when none). Every frame
 // of fr passed pass 1: it lies inside mem, and its network header's 20 bytes inside it, with a TTL
 // above 1.
-func txRun(fr []frame.Frame, nh []uint32, rw []adj, egress []*frame.Batch, mem []byte, i int) int {
+func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 	if len(nh) < len(fr) || uint(i) >= uint(len(fr)) {
 		return i
 	}
 	mp := unsafe.Pointer(unsafe.SliceData(mem))
-	base := unsafe.Pointer(unsafe.SliceData(fr))
-	nb := unsafe.Pointer(unsafe.SliceData(nh))
 	ab := unsafe.Pointer(unsafe.SliceData(rw))
 	na := uint64(len(rw))
-	eb := unsafe.Pointer(unsafe.SliceData(egress))
-	end := uintptr(len(fr)) * frameSize
-	p := uintptr(i) * frameSize
-	for ; p < end; p += frameSize {
-		idx := uint64(*(*uint32)(unsafe.Add(nb, p/(frameSize/4)))) // nh[p/frameSize]
+	// The descriptors and next hops are walked by a negative offset from their ends, so that the
+	// loop's end is the sign of p.
+	n := len(fr)
+	fe := unsafe.Add(unsafe.Pointer(unsafe.SliceData(fr)), uintptr(n)*frameSize)
+	ne := unsafe.Add(unsafe.Pointer(unsafe.SliceData(nh)), uintptr(n)*4)
+	p := -int(frameSize) * (n - i)
+	for ; p < 0; p += int(frameSize) {
+		idx := uint64(*(*uint32)(unsafe.Add(ne, p>>3))) // nh[n+p/frameSize]
 		if idx >= na {
 			break
 		}
 		a := (*adj)(unsafe.Add(ab, idx*adjSize)) // &rw[idx]
-		f := (*frame.Frame)(unsafe.Add(base, p))
+		f := (*frame.Frame)(unsafe.Add(fe, p))
 		l3 := int(f.L3)
 		abs := int(f.Off) + l3 // the network header's offset in mem
 		h := unsafe.Add(mp, abs)
 		n := int(a.n)
 		front := int(f.Head) + l3 // bytes in front of the network header that belong to the frame
 		ln := int(f.Len) - l3 + n // the length after the rewrite
+		ttl, ok := ttlWord(*(*uint32)(unsafe.Add(h, 8)))
 		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || min(front, abs) < vlan.RewriteMax ||
-			uint(ln-frame.MinEthernetLen) > 0xffff-frame.MinEthernetLen || front-n > 0xffff {
+			uint(ln-frame.MinEthernetLen) > 0xffff-frame.MinEthernetLen || front-n > 0xffff || !ok {
 			break
 		}
 		to := unsafe.Add(h, -vlan.RewriteMax)
@@ -133,7 +135,7 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, egress []*frame.Batch, mem [
 		// The descriptor goes to its egress batch whole and the copy is updated: updating it in
 		// place and then copying it would read back fields just stored one by one (a
 		// store-forwarding stall per frame). The batch has room: it holds at most len(in).
-		e := *(**frame.Batch)(unsafe.Add(eb, uintptr(a.port)*8)) // egress[a.port]: buildAdj checked the port
+		e := a.eb
 		j := len(e.Frames)
 		e.Frames = e.Frames[:j+1]
 		g := (*frame.Frame)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(e.Frames)), uintptr(j)*frameSize)) // &e.Frames[j]
@@ -145,14 +147,7 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, egress []*frame.Batch, mem [
 		c := a.txc
 		c.TxPackets++
 		c.TxBytes += uint64(ln)
-		// TTL - 1, and the checksum after it (RFC 1624): the TTL is the high byte of a 16-bit word,
-		// so the checksum rises by 0x100 (a 1 in the word as a little-endian read gives it), with
-		// the end-around carry; 0xffff becomes 0x0000, as frame.IPv4.DecTTL does.
-		*(*uint8)(unsafe.Add(h, 8))--
-		ck := unsafe.Add(h, 10)
-		s := uint32(*(*uint16)(ck)) + ttlStep
-		s += (s + 1) >> 16
-		*(*uint16)(ck) = uint16(s)
+		*(*uint32)(unsafe.Add(h, 8)) = ttl // TTL - 1 and the checksum after it
 	}
-	return int(p / frameSize)
+	return n + p>>5 // p/frameSize
 }

@@ -66,7 +66,8 @@ type Worker struct {
 	// entries with gen == rwGen were built from; a new version bumps rwGen and so invalidates them all.
 	rw      []adj
 	rwView  *fib.NextHopView
-	rwGen   uint64 // 0 only before the first batch; never wraps
+	rwGen   uint64         // 0 only before the first batch; never wraps
+	egSeen  []*frame.Batch // Output.Egress as the entries' eb last saw it
 	noRoute adj
 	bcast   []adj // per interface, towards the Ethernet broadcast address (directed broadcast)
 }
@@ -86,6 +87,7 @@ const (
 type adj struct {
 	blk   [vlan.RewriteMax / 8]uint64 // rw's block (vlan.Rewrite.Block) as words
 	txc   *vlan.Counters              // the vlan worker's counters of the egress interface (nil: lim is 0)
+	eb    *frame.Batch                // Output.Egress[port], as the worker last saw it
 	gen   uint64
 	outL3 uint32 // Frame.Out and Frame.L3 after the rewrite, as they lie in a Frame
 	lim   uint16 // the largest packet txRun forwards: mtu for a current ordinary next hop, else 0
@@ -94,15 +96,16 @@ type adj struct {
 	mtu   uint16
 	kind  uint8
 	rw    vlan.Rewrite
-	_     [adjSize - 54 - unsafe.Sizeof(vlan.Rewrite{})]byte
+	_     [adjSize - 62 - unsafe.Sizeof(vlan.Rewrite{})]byte
 }
 
 const adjSize = 128
 
 var _ [adjSize]struct{} = [unsafe.Sizeof(adj{})]struct{}{}
 
-// setRewrite makes a an ordinary next hop through rw with the given MTU.
-func (a *adj) setRewrite(rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
+// setRewrite makes a an ordinary next hop through rw with the given MTU; its egress batch is
+// Output.Egress[rw.Port()] (txRun requires one: without it, lim stays 0).
+func (w *Worker) setRewrite(a *adj, rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
 	a.rw, a.mtu, a.kind, a.txc = rw, mtu, adjForward, txc
 	a.blk[0] = binary.NativeEndian.Uint64(rw.Block()[0:8])
 	a.blk[1] = binary.NativeEndian.Uint64(rw.Block()[8:16])
@@ -111,7 +114,10 @@ func (a *adj) setRewrite(rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
 	f.Out, f.L3 = rw.Interface(), uint16(rw.Len())
 	a.outL3 = *(*uint32)(unsafe.Pointer(&f.Out))
 	a.n, a.port = uint16(rw.Len()), rw.Port()
-	if txc != nil && rw.Valid() {
+	if int(a.port) < len(w.out.Egress) {
+		a.eb = w.out.Egress[a.port]
+	}
+	if txc != nil && rw.Valid() && a.eb != nil {
 		a.lim = mtu
 	}
 }
@@ -135,7 +141,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 		w.bcast[i] = adj{kind: adjEgress}
 		rw, err := r.demux.Rewrite(uint16(i), frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, r.ifaces[i].MAC, frame.TypeIPv4)
 		if err == nil && int(rw.Port()) < r.ports {
-			w.bcast[i].setRewrite(rw, uint16(r.ifaces[i].MTU), nil)
+			w.setRewrite(&w.bcast[i], rw, uint16(r.ifaces[i].MTU), nil)
 		}
 	}
 	for i := 0; i < r.ports; i++ {
@@ -271,7 +277,7 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	nh := w.nh[:k]
 	w.r.routes.Load().r.LookupBatch(dst[:k], nh)
 	nhs := w.r.nh.View()
-	if nhs != w.rwView {
+	if nhs != w.rwView || w.egressMoved() {
 		w.rwView = nhs
 		w.rwGen++
 		for i := range w.rw {
@@ -286,7 +292,7 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	for i := 0; i < len(fr); i++ {
 		if w.tap == nil {
 			i0 := i
-			i = txRun(fr, nh, w.rw, o.Egress, in.Mem, i)
+			i = txRun(fr, nh, w.rw, in.Mem, i)
 			forwarded += i - i0
 			if i >= len(fr) {
 				break
@@ -300,6 +306,21 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	w.drop.Free()
 	in.Reset()
 	return o
+}
+
+// egressMoved reports whether a batch of Output.Egress is not the one the adjacency entries point
+// to (the caller put another in its place), and records them.
+func (w *Worker) egressMoved() bool {
+	moved := false
+	if len(w.egSeen) != len(w.out.Egress) {
+		w.egSeen = make([]*frame.Batch, len(w.out.Egress))
+	}
+	for p, e := range w.out.Egress {
+		if w.egSeen[p] != e {
+			w.egSeen[p], moved = e, true
+		}
+	}
+	return moved
 }
 
 // adjFor returns the adjacency cache's entry for next-hop index idx of version nhs, building it
@@ -577,7 +598,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		a.kind = adjEgress
 		return a
 	}
-	a.setRewrite(rw, uint16(ifaces[hop.Ifindex].MTU), w.vw.TxCounters(rw.Interface()))
+	w.setRewrite(a, rw, uint16(ifaces[hop.Ifindex].MTU), w.vw.TxCounters(rw.Interface()))
 	return a
 }
 
