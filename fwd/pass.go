@@ -62,7 +62,7 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 			break
 		}
 		a := be32at(unsafe.Add(h, 16))
-		if hb := filterBit(a); filter[hb>>6]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
+		if hb := filterHash(a); filter[hb>>22]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
 			break
 		}
 		*(*uint32)(unsafe.Add(de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
