@@ -89,8 +89,10 @@ func headerSumBad(w0, w1 uint64, w2 uint32) bool {
 }
 
 // txRun is pass 3's straight line from frame i of fr on (nh: the frames' next-hop indexes): a frame
-// whose adjacency (rw) is a current ordinary next hop within its MTU (adj.lim), with headroom for
-// the whole rewrite block and a length of 60 bytes or more after it, gets the next hop's L2 header
+// whose adjacency (rw) is a current ordinary next hop within its MTU (adj.lim), with an L2 header of
+// 14 bytes or more, headroom for the whole rewrite block and a length of 60 bytes or more after it
+// (as vlan.Worker.Apply's common case requires, and a checksum other than 0xfeff and 0xffff: see
+// ttlWord), gets the next hop's L2 header
 // (what vlan.Worker.Apply's common case does: the block copied to end at the network header; the
 // descriptor's start, length, headroom, Out and L3 updated; the out-of-band tag flag cleared; the
 // vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to the egress batch of its
@@ -124,7 +126,7 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 		front := int(f.Head) + l3 // bytes in front of the network header that belong to the frame
 		ln := int(f.Len) - l3 + n // the length after the rewrite
 		ttl, ok := ttlWord(*(*uint32)(unsafe.Add(h, 8)))
-		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || min(front, abs) < vlan.RewriteMax ||
+		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || min(front, abs) < vlan.RewriteMax || l3 < frame.EtherLen ||
 			uint(ln-frame.MinEthernetLen) > 0xffff-frame.MinEthernetLen || front-n > 0xffff || !ok {
 			break
 		}
