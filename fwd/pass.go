@@ -32,14 +32,14 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 	memLen := uint64(len(mem))
 	mb := unsafe.Pointer(unsafe.SliceData(macs))
 	nm := uint64(len(macs))
-	// The descriptors and dst are walked by negative offsets from their ends (p for the frame
-	// judged, q for the next kept), so that the loop's end is the sign of p.
-	n := len(fr)
-	fe := unsafe.Add(unsafe.Pointer(unsafe.SliceData(fr)), uintptr(n)*frameSize)
-	de := unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), uintptr(n)*4)
-	p, q := -int(frameSize)*(n-i), -int(frameSize)*(n-k)
-	for ; p < 0; p += int(frameSize) {
-		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[n+p/frameSize]
+	// The descriptors and dst are walked by offsets from their last elements, up to 0 (p for the
+	// frame judged, q for the next kept), so that the loop's end is the sign of p.
+	l := len(fr) - 1
+	fe := unsafe.Pointer(&fr[l])
+	de := unsafe.Pointer(&dst[l])
+	p, q := -int(frameSize)*(l-i), -int(frameSize)*(l-k)
+	for ; p <= 0; p += int(frameSize) {
+		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[l+p/frameSize]
 		off, ln, l3, ifc := uint64(f.Off), uint64(f.Len), uint64(f.L3), uint64(f.Port)
 		if off+ln > memLen || l3 < frame.EtherLen || l3+frame.IPv4MinLen > ln || ifc >= nm {
 			break
@@ -71,7 +71,7 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 		}
 		q += int(frameSize)
 	}
-	return n + p>>5, n + q>>5 // p/frameSize, q/frameSize
+	return l + p>>5, l + q>>5 // p/frameSize, q/frameSize
 }
 
 // headerSumBad is non-zero when a 20-byte IPv4 header, read as words in either byte order (w0:
@@ -106,14 +106,14 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 	mp := unsafe.Pointer(unsafe.SliceData(mem))
 	ab := unsafe.Pointer(unsafe.SliceData(rw))
 	na := uint64(len(rw))
-	// The descriptors and next hops are walked by a negative offset from their ends, so that the
-	// loop's end is the sign of p.
-	n := len(fr)
-	fe := unsafe.Add(unsafe.Pointer(unsafe.SliceData(fr)), uintptr(n)*frameSize)
-	ne := unsafe.Add(unsafe.Pointer(unsafe.SliceData(nh)), uintptr(n)*4)
-	p := -int(frameSize) * (n - i)
-	for ; p < 0; p += int(frameSize) {
-		idx := uint64(*(*uint32)(unsafe.Add(ne, p>>3))) // nh[n+p/frameSize]
+	// The descriptors and next hops are walked by an offset from their last elements, up to 0, so
+	// that the loop's end is the sign of p.
+	l := len(fr) - 1
+	fe := unsafe.Pointer(&fr[l])
+	ne := unsafe.Pointer(&nh[l])
+	p := -int(frameSize) * (l - i)
+	for ; p <= 0; p += int(frameSize) {
+		idx := uint64(*(*uint32)(unsafe.Add(ne, p>>3))) // nh[l+p/frameSize]
 		if idx >= na {
 			break
 		}
@@ -151,5 +151,5 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 		c.TxBytes += uint64(ln)
 		*(*uint32)(unsafe.Add(h, 8)) = ttl // TTL - 1 and the checksum after it
 	}
-	return n + p>>5 // p/frameSize
+	return l + p>>5 // p/frameSize
 }
