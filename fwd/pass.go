@@ -41,7 +41,8 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 	for ; p <= 0; p += int(frameSize) {
 		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[l+p/frameSize]
 		off, ln, l3, ifc := uint64(f.Off), uint64(f.Len), uint64(f.L3), uint64(f.Port)
-		if off+ln > memLen || l3 < frame.EtherLen || l3+frame.IPv4MinLen > ln || ifc >= nm {
+		rest := int64(ln) - int64(l3) - frame.IPv4MinLen // the bytes after the network header's first 20
+		if off+ln > memLen || l3 < frame.EtherLen || rest < 0 || ifc >= nm {
 			break
 		}
 		// In bounds: the frame lies inside mem, its network header's 20 bytes inside the frame.
@@ -55,7 +56,7 @@ func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64,
 		}
 		// 20 <= total length <= the frame's rest; the checksum (the ones'-complement sum is the
 		// same in either byte order); the martian classes of both addresses; TTL > 1.
-		if tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3))); tl-frame.IPv4MinLen > ln-l3-frame.IPv4MinLen ||
+		if tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3))); tl-frame.IPv4MinLen > uint64(rest) ||
 			headerSumBad(*(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))) ||
 			martian[*(*uint8)(unsafe.Add(h, 12))]|martian[*(*uint8)(unsafe.Add(h, 16))] != 0 ||
 			*(*uint8)(unsafe.Add(h, 8)) <= 1 {

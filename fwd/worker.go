@@ -281,7 +281,7 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	nh := w.nh[:k]
 	w.r.routes.Load().r.LookupBatch(dst[:k], nh)
 	nhs := w.r.nh.View()
-	if nhs != w.rwView || w.egressMoved() {
+	if moved := w.egressMoved(); nhs != w.rwView || moved {
 		w.rwView = nhs
 		w.rwGen++
 		for i := range w.rw {
