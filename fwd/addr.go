@@ -85,7 +85,7 @@ func newAddrSet(es []addrEntry) (addrSet, error) {
 		return addrSet{}, fmt.Errorf("%d local addresses: too many", len(es))
 	}
 	s := addrSet{filter: new([1 << 10]uint64), keys: make([]uint32, n), vals: make([]addrEntry, n)}
-	for 1<<(32-s.shift) > n {
+	for uint64(1)<<(32-s.shift) > uint64(n) { // (uint64: 1<<32 overflows a 32-bit int)
 		s.shift++
 	}
 	for _, e := range es {

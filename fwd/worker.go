@@ -87,6 +87,11 @@ const (
 // adj is one next hop as the worker's egress needs it: the fields txRun reads first, in the first
 // 64 bytes; adjSize bytes in all, so that an entry's address is a shift of its index.
 type adj struct {
+	adjFields
+	_ [adjSize - unsafe.Sizeof(adjFields{})]byte
+}
+
+type adjFields struct {
 	blk   [vlan.RewriteMax / 8]uint64 // rw's block (vlan.Rewrite.Block) as words
 	txc   *vlan.Counters              // the vlan worker's counters of the egress interface (nil: lim is 0)
 	eb    *frame.Batch                // Output.Egress[port], as the worker last saw it
@@ -98,7 +103,6 @@ type adj struct {
 	mtu   uint16
 	kind  uint8
 	rw    vlan.Rewrite
-	_     [adjSize - 62 - unsafe.Sizeof(vlan.Rewrite{})]byte
 }
 
 const adjSize = 128
@@ -131,7 +135,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 	}
 	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch),
 		drop: frame.NewBatch(batch)}
-	w.noRoute = adj{kind: adjNoRoute}
+	w.noRoute = adj{adjFields: adjFields{kind: adjNoRoute}}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
 		var m [8]byte
@@ -140,7 +144,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 	}
 	w.bcast = make([]adj, len(r.ifaces))
 	for i := range r.ifaces {
-		w.bcast[i] = adj{kind: adjEgress}
+		w.bcast[i] = adj{adjFields: adjFields{kind: adjEgress}}
 		rw, err := r.demux.Rewrite(uint16(i), frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, r.ifaces[i].MAC, frame.TypeIPv4)
 		if err == nil && int(rw.Port()) < r.ports {
 			w.setRewrite(&w.bcast[i], rw, uint16(r.ifaces[i].MTU), nil)
@@ -578,7 +582,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		w.rw = append(w.rw, make([]adj, nhs.Len()-len(w.rw))...) // on a table change only
 	}
 	a := &w.rw[idx]
-	*a = adj{kind: adjNoRoute, gen: w.rwGen}
+	*a = adj{adjFields: adjFields{kind: adjNoRoute, gen: w.rwGen}}
 	hop := nhs.At(idx)
 	ifaces := w.r.ifaces
 	switch {
