@@ -15,15 +15,16 @@ import (
 
 const frameSize = unsafe.Sizeof(frame.Frame{})
 
-var _ [32]struct{} = [frameSize]struct{}{} // rxRun divides by it with shifts
+var _ [32]struct{} = [frameSize]struct{}{} // rxRun and txRun divide by it with shifts
 
 // rxRun is pass 1's straight line from frame i of fr on, k frames kept so far (k <= i): it keeps
-// every frame that is an IPv4 packet (EtherType at Frame.L3-2) to the router's MAC on its ingress
-// interface (macs: per interface, macKey of the MAC's 6 bytes read as a word),
-// without options, with a total length within the frame and a correct header checksum, from and to
-// ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is clear in
-// the router's address filter: it stores the destination in dst[k] and moves the frame to position
-// k. It returns the index of the first frame it did not keep (len(fr) when none) and the new k.
+// every frame that is an IPv4 packet (EtherType at Frame.L3-2, L3 at least 14) to the router's MAC
+// on its ingress interface (macs: per interface, macKey of the MAC's 6 bytes read as a word),
+// without options, with a total length within the frame and a correct header checksum, from and
+// to ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is
+// clear in the router's address filter: it stores the destination in dst[k] and moves the frame
+// to position k. It returns the index of the first frame it did not keep (len(fr) when none) and
+// the new k. What it keeps, special would keep too, with the same destination.
 func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64, dst []uint32, i, k int) (int, int) {
 	if len(dst) < len(fr) || uint(k) > uint(i) || i >= len(fr) || filter == nil {
 		return i, k
