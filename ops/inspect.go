@@ -1,10 +1,14 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
@@ -76,6 +80,9 @@ type errorReply struct {
 //	/route?addr=A what the router does with a packet to A: the router's own address, or the
 //	              longest prefix that covers A, its next hop, the egress interface, the MAC and
 //	              the neighbour entry behind it
+//	/trace?n=N&timeout=D (GET or POST, with Source.Trace) the next N frames the workers judge,
+//	              each with its verdict, headers and egress (see Trace.Capture); it waits until
+//	              N came or D passed (default 1s)
 //
 // Mount it on a mux with http.StripPrefix to serve it below a path. Every request reads the
 // counters and tables at that moment, as a scrape does (see Collector on the cost).
@@ -97,10 +104,47 @@ func NewHandler(src *Source) http.Handler {
 		}
 		reply(w, http.StatusOK, c.route(a))
 	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, []string{"/ports", "/interfaces", "/neighbours", "/route?addr=A"})
-	})
+	paths := []string{"/ports", "/interfaces", "/neighbours", "/route?addr=A"}
+	if c.src.Trace != nil {
+		paths = append(paths, "/trace?n=N&timeout=D")
+		mux.HandleFunc("GET /trace", c.serveTrace)
+		mux.HandleFunc("POST /trace", c.serveTrace)
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { reply(w, http.StatusOK, paths) })
 	return mux
+}
+
+// Limits of a /trace request.
+const (
+	DefaultTraceTimeout = time.Second
+	MaxTraceTimeout     = 30 * time.Second
+)
+
+// serveTrace answers /trace?n=N&timeout=D: it arms the trace for the next N frames (default 10)
+// and returns them once taken, or what came within D (default 1s, at most 30s).
+func (c *Collector) serveTrace(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n := 10
+	if v := q.Get("n"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 || k > c.src.Trace.Size() {
+			reply(w, http.StatusBadRequest, errorReply{fmt.Sprintf("n: want a number of frames, 1-%d", c.src.Trace.Size())})
+			return
+		}
+		n = k
+	}
+	timeout := DefaultTraceTimeout
+	if v := q.Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > MaxTraceTimeout {
+			reply(w, http.StatusBadRequest, errorReply{fmt.Sprintf("timeout: want a duration, more than 0 and at most %v (timeout=2s)", MaxTraceTimeout)})
+			return
+		}
+		timeout = d
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	reply(w, http.StatusOK, c.src.Trace.Capture(ctx, n, c.egress))
 }
 
 func reply(w http.ResponseWriter, status int, v any) {

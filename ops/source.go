@@ -25,6 +25,9 @@ type Source struct {
 	Neigh *neigh.Table
 	// Routes is the route table the stage looks up (*fib.Table).
 	Routes Routes
+	// Trace is the packet trace the workers feed (their TraceHooks); NewHandler serves it at
+	// /trace. Nil: no trace.
+	Trace *Trace
 }
 
 // Routes is the control-plane view of a route table: its size, the longest-prefix match of one
