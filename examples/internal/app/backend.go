@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
 	"github.com/wirespeed/wirespeed/xmit/afxdp"
@@ -121,11 +122,12 @@ func Queues(ifname string) int {
 	return max(len(m), 1)
 }
 
-// Stats sums port p's counters over the workers.
+// Stats sums port p's counters over the workers. The Kernel fields are the interface's own
+// counters, which every worker's queue reports whole: they are counted once (ops.SumQueues).
 func (p *Ports) Stats(port int) xmit.Stats {
 	var s xmit.Stats
-	for _, ports := range p.ByWorker {
-		s = s.Add(ports[port].Stats())
+	for w, ports := range p.ByWorker {
+		s = ops.SumQueues(s, ports[port].Stats(), w == 0)
 	}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -30,6 +31,13 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 // through res.Step, and res.Poll runs the table's timers once a millisecond and whenever the
 // worker is idle.
 func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmit.Port, batch, drain int) PortErrors {
+	return RunTraced(ctx, w, res, nil, ports, batch, drain)
+}
+
+// RunTraced is RunResolving with a packet trace's hook (nil: none): the loop polls it every 64
+// batches and whenever idle, so that a trace request turns the worker's tap on within a few
+// batches (ops.TraceHook).
+func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) PortErrors {
 	var errs PortErrors
 	out := CountSends(ports, &errs)
 	step := func(p int, in *frame.Batch) { w.Forward(uint16(p), in, out) }
@@ -64,6 +72,7 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 			if res != nil {
 				res.Flush()
 			}
+			trace.Poll()
 		}
 		if res != nil && (!got || batches&15 == 0) {
 			if now := time.Now(); !got || now.Sub(lastPoll) >= time.Millisecond {
@@ -94,6 +103,7 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 			continue
 		}
 		w.Flush()
+		trace.Poll()
 		if idle++; idle > 8 {
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {
