@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
@@ -130,6 +131,19 @@ func (p *Ports) Stats(port int) xmit.Stats {
 		s = ops.SumQueues(s, ports[port].Stats(), w == 0)
 	}
 	return s
+}
+
+// Rows are the rate table's rows of the ports, names[p] naming port p: one per port (Stats), each
+// followed by a Worker row per worker (its own queue's counters).
+func (p *Ports) Rows(names []string) []monitor.Row {
+	var rows []monitor.Row
+	for i, name := range names {
+		rows = append(rows, monitor.PortRow(name, func() xmit.Stats { return p.Stats(i) }))
+		for w, ports := range p.ByWorker {
+			rows = append(rows, monitor.WorkerRow(w, ports[i]))
+		}
+	}
+	return rows
 }
 
 // Close closes every port, then the shared UMEMs.

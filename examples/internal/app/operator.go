@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
@@ -93,10 +94,15 @@ func (o OperatorFlags) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// MonitorOptions is the rate table's shape the flags ask for.
-func (o OperatorFlags) MonitorOptions() monitor.Options {
+// MonitorOptions is the rate table's shape the flags ask for; the total line counts the drops of
+// stage (nil: none) with the ports'.
+func (o OperatorFlags) MonitorOptions(stage *fwd.Router) monitor.Options {
 	v, _ := monitor.ParseView(o.View)
-	return monitor.Options{View: v, Top: o.Top, PerWorker: o.PerWorker}
+	m := monitor.Options{View: v, Top: o.Top, PerWorker: o.PerWorker}
+	if stage != nil {
+		m.StageDrops = func() uint64 { return stage.Counters().Dropped() }
+	}
+	return m
 }
 
 // NewTrace returns the packet trace the endpoint serves, or nil without -metrics (a nil trace's
