@@ -114,6 +114,19 @@ func (o OperatorFlags) NewTrace() *ops.Trace {
 	return ops.NewTrace(0, 0)
 }
 
+// IfaceRows are the rate table's Detail rows of the stage's interfaces, names[id] naming
+// interface id: packets and bytes (vlan.Counters); the stage does not count drops per interface.
+func IfaceRows(r *fwd.Router, names []string) []monitor.Row {
+	var rows []monitor.Row
+	for id, name := range names {
+		rows = append(rows, monitor.Row{Name: name, Detail: true, NoDrops: true, Counts: func() monitor.Counts {
+			s := r.IfaceStats(uint16(id))
+			return monitor.Counts{RxPackets: s.RxPackets, TxPackets: s.TxPackets, RxBytes: s.RxBytes, TxBytes: s.TxBytes}
+		}})
+	}
+	return rows
+}
+
 // CheckMetricsAddr checks a -metrics address: HOST:PORT, and a loopback host unless public is set
 // (the endpoint has no authentication; it is read-only but shows the whole configuration).
 func CheckMetricsAddr(addr string, public bool) error {

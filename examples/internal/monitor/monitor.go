@@ -34,6 +34,8 @@ type Row struct {
 	Rx, Tx func() uint64
 	Detail bool
 	Worker bool
+	// NoDrops says the row's counters have no drops: the drop column shows "-".
+	NoDrops bool
 }
 
 func (r *Row) read() (Counts, bool) {
@@ -145,6 +147,7 @@ func NewWith(title string, rows []Row, o Options) *Monitor {
 type rate struct {
 	rxp, txp, rxb, txb, drops float64
 	bytes                     bool // the row has byte and drop counts
+	noDrops                   bool // but no drop counts
 }
 
 // Print writes one table of rates since the previous call (or since New).
@@ -161,7 +164,7 @@ func (m *Monitor) Print(w io.Writer) {
 		l := m.last[i]
 		rates[i] = rate{rxp: float64(c.RxPackets-l.RxPackets) / sec, txp: float64(c.TxPackets-l.TxPackets) / sec,
 			rxb: float64(c.RxBytes-l.RxBytes) * 8 / sec, txb: float64(c.TxBytes-l.TxBytes) * 8 / sec,
-			drops: float64(c.Drops-l.Drops) / sec, bytes: full}
+			drops: float64(c.Drops-l.Drops) / sec, bytes: full, noDrops: m.rows[i].NoDrops}
 		m.last[i] = c
 	}
 	show := m.shown(rates)
@@ -178,7 +181,7 @@ func (m *Monitor) Print(w io.Writer) {
 	}
 	fmt.Fprintf(&sb, "%s  (%.2f s, %s)\n", m.title, sec, shape)
 	line := func(name string, r rate) {
-		fmt.Fprintf(&sb, "  %-*s %13s %13s %10s %10s %10s\n", width, name, Group(r.rxp), Group(r.txp), bitsOr(r.rxb, r.bytes), bitsOr(r.txb, r.bytes), dropsOr(r.drops, r.bytes))
+		fmt.Fprintf(&sb, "  %-*s %13s %13s %10s %10s %10s\n", width, name, Group(r.rxp), Group(r.txp), bitsOr(r.rxb, r.bytes), bitsOr(r.txb, r.bytes), dropsOr(r.drops, r.bytes && !r.noDrops))
 	}
 	fmt.Fprintf(&sb, "  %-*s %13s %13s %10s %10s %10s\n", width, "iface", "Rx pkt/s", "Tx pkt/s", "Rx bit/s", "Tx bit/s", "drop/s")
 	var total rate
