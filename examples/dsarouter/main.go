@@ -75,6 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s (0: as fast as the router takes them)")
 	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop (0-1)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (0: no rates, only the final counters)")
+	cfg.OperatorFlags.Register(fs) // -metrics, -metrics-any, -log, -view, -top, -per-worker
 	if err := fs.Parse(args); err != nil {
 		return cfg, err // the flag package printed it with the usage
 	}

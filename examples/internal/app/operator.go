@@ -285,6 +285,26 @@ func LogPorts(log *slog.Logger, names []string, byWorker [][]xmit.Port) {
 	}
 }
 
+// ErrorsOf sums the errors src's ports counted (their ops.ErrorLog), for LogStopped and the final
+// report; First is the last error one of them got.
+func ErrorsOf(src *ops.Source) PortErrors {
+	var e PortErrors
+	for _, p := range src.Ports {
+		if p.Errors == nil {
+			continue
+		}
+		c := p.Errors.Counts()
+		e.Recv += c.Recv
+		e.Send += c.Send
+		for _, err := range []error{c.LastRecv, c.LastSend} {
+			if e.First == nil && err != nil {
+				e.First = err
+			}
+		}
+	}
+	return e
+}
+
 // LogStopped logs the end of forwarding, with the errors the workers' calls got.
 func LogStopped(log *slog.Logger, e PortErrors) {
 	if e.Recv+e.Send == 0 {
