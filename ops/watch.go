@@ -24,11 +24,11 @@ const MaxListed = 8
 // Concurrency: Check and Run must not be called from two goroutines at once; they read the
 // Source as a scrape does and may run beside the workers.
 type Watcher struct {
-	src   Source
-	log   *slog.Logger
-	link  []int8 // per port: -1 unknown, 0 down, 1 up
-	errs  []ErrorCounts
-	stats []xmit.Stats
+	src    Source
+	log    *slog.Logger
+	link   []int8 // per port: -1 unknown, 0 down, 1 up
+	errs   []ErrorCounts
+	stats  []xmit.Stats
 	neigh  neigh.Counters
 	fail   map[neighKey]bool // neighbours FAILED at the last Check
 	routes int               // the route table's size at the last Check; -1 before the first
