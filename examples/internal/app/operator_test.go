@@ -60,8 +60,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func httpGet(t *testing.T, url string) []byte {
 	t.Helper()
@@ -198,10 +202,20 @@ func TestOperatorServes(t *testing.T) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	queueUDP(t, pool, farA, 3)
-	sink(83)
+	// The worker turns its tap on at its next poll of the trace: keep traffic coming until the
+	// request has its frames.
+	var body []byte
+	for n := 80; body == nil; {
+		queueUDP(t, pool, farA, 1)
+		n++
+		sink(n)
+		select {
+		case body = <-traced:
+		case <-time.After(time.Millisecond):
+		}
+	}
 	var tr ops.TraceResult
-	if err := json.Unmarshal(<-traced, &tr); err != nil || tr.Captured != 3 {
+	if err := json.Unmarshal(body, &tr); err != nil || tr.Captured != 3 {
 		t.Fatalf("/trace: %+v %v", tr, err)
 	}
 	for _, fr := range tr.Frames {

@@ -108,6 +108,7 @@ func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Tra
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {
 				wt.Wait(IdleWait / int64(len(ports)))
+				trace.Poll() // a request may have come while waiting
 			}
 		}
 	}
