@@ -18,7 +18,7 @@
 //     its verdict, and the request returns them decoded, with the egress the route table gives.
 //     Nothing is done per frame while no request is armed.
 //   - Watcher logs events with log/slog: links going down and up, port errors with the last
-//     error's text, neighbours failing to resolve, address conflicts, route table changes.
+//     error's text, neighbours failing to resolve, address conflicts.
 //
 // Metrics exported (each a counter unless marked gauge):
 //

@@ -16,22 +16,20 @@ const MaxListed = 8
 
 // Watcher turns changes in a Source into log events, for what an operator must know: a port's
 // link going down or up, errors of a port (its Recv and Send calls, its system calls), neighbours
-// that fail to resolve (and resolve again), other hosts claiming the router's addresses, and the
-// route table growing or shrinking (a reload, routes the neighbour table adds for hosts).
+// that fail to resolve (and resolve again), and other hosts claiming the router's addresses.
 // Each Check compares the counters and states with the previous Check and logs the differences,
 // so a condition that persists is reported once per Check with the count since the last one.
 //
 // Concurrency: Check and Run must not be called from two goroutines at once; they read the
 // Source as a scrape does and may run beside the workers.
 type Watcher struct {
-	src    Source
-	log    *slog.Logger
-	link   []int8 // per port: -1 unknown, 0 down, 1 up
-	errs   []ErrorCounts
-	stats  []xmit.Stats
-	neigh  neigh.Counters
-	fail   map[neighKey]bool // neighbours FAILED at the last Check
-	routes int               // the route table's size at the last Check; -1 before the first
+	src   Source
+	log   *slog.Logger
+	link  []int8 // per port: -1 unknown, 0 down, 1 up
+	errs  []ErrorCounts
+	stats []xmit.Stats
+	neigh neigh.Counters
+	fail  map[neighKey]bool // neighbours FAILED at the last Check
 }
 
 type neighKey struct {
@@ -44,7 +42,7 @@ func NewWatcher(src *Source, log *slog.Logger) *Watcher {
 	if log == nil {
 		log = slog.Default()
 	}
-	w := &Watcher{log: log, fail: map[neighKey]bool{}, routes: -1}
+	w := &Watcher{log: log, fail: map[neighKey]bool{}}
 	if src != nil {
 		w.src = *src
 		w.src.Ports = append([]Port(nil), src.Ports...)
@@ -116,13 +114,6 @@ func (w *Watcher) Check() {
 	}
 	if w.src.Neigh != nil {
 		w.checkNeigh()
-	}
-	if w.src.Routes != nil {
-		n := w.src.Routes.Len()
-		if w.routes >= 0 && n != w.routes {
-			w.log.Info("route table changed", "routes", n, "change", n-w.routes)
-		}
-		w.routes = n
 	}
 }
 
