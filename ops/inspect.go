@@ -102,7 +102,7 @@ func NewHandler(src *Source) http.Handler {
 			reply(w, http.StatusBadRequest, errorReply{"addr: the router routes IPv4 only"})
 			return
 		}
-		reply(w, http.StatusOK, c.route(a))
+		reply(w, http.StatusOK, c.route(a, true))
 	})
 	paths := []string{"/ports", "/interfaces", "/neighbours", "/route?addr=A"}
 	if c.src.Trace != nil {
@@ -212,8 +212,9 @@ func (c *Collector) neighbours() []NeighInfo {
 }
 
 // route answers /route for an IPv4 address: the stage's own addresses and its subnets' broadcast
-// addresses first (it takes them before any lookup), then the route table and the next hop.
-func (c *Collector) route(a netip.Addr) RouteInfo {
+// addresses first (it takes them before any lookup), then the route table and the next hop, and
+// with neighbour the neighbour entry behind it (a copy of the table's entries: the costly part).
+func (c *Collector) route(a netip.Addr, neighbour bool) RouteInfo {
 	ri := RouteInfo{Addr: a}
 	if r := c.src.Stage; r != nil {
 		for i, ifc := range r.Ifaces() {
@@ -276,7 +277,7 @@ func (c *Collector) route(a netip.Addr) RouteInfo {
 	} else {
 		ri.MAC = frame.MAC(h.DstMAC).String()
 	}
-	if c.src.Neigh != nil {
+	if c.src.Neigh != nil && neighbour {
 		// The neighbour that follows the next hop (a gateway, or a host's own next hop), or else
 		// the entry of the address itself on the egress interface (a host being resolved).
 		var self *neigh.Entry

@@ -184,6 +184,7 @@ func (t *Trace) Capture(ctx context.Context, n int, lookup func(netip.Addr) *Tra
 		}
 	}
 	res := TraceResult{Requested: n, Captured: taken, TimedOut: timedOut && taken < n, Frames: []TracedFrame{}}
+	egress := map[netip.Addr]*TraceEgress{} // one lookup per destination
 	for i := 0; i < taken; i++ {
 		s := &t.slots[i]
 		d := t.buf[i*t.snap : i*t.snap+int(s.n)]
@@ -194,7 +195,12 @@ func (t *Trace) Capture(ctx context.Context, n int, lookup func(netip.Addr) *Tra
 		switch s.verdict {
 		case fwd.Forwarded, fwd.Echoed, fwd.Held:
 			if lookup != nil && f.Dst.IsValid() {
-				f.Egress = lookup(f.Dst)
+				e, ok := egress[f.Dst]
+				if !ok {
+					e = lookup(f.Dst)
+					egress[f.Dst] = e
+				}
+				f.Egress = e
 			}
 		}
 		res.Frames = append(res.Frames, f)
@@ -232,7 +238,7 @@ func EgressLookup(src *Source) func(netip.Addr) *TraceEgress { return NewCollect
 
 // egress looks up where the route table sends a: the route, its next hop, the interface.
 func (c *Collector) egress(a netip.Addr) *TraceEgress {
-	ri := c.route(a)
+	ri := c.route(a, false)
 	if !ri.Found && ri.Local == "" {
 		return &TraceEgress{Flags: []string{"no-route"}}
 	}

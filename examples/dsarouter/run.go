@@ -33,11 +33,11 @@ func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 	d.res.Announce(d.ports)
 	d.lastPoll = time.Now()
 	for {
+		d.trace.Poll()                    // one atomic load while the trace's state is unchanged
 		if n, _ := port.Recv(in); n > 0 { // an error is counted by the port (app.PortSource)
 			d.step(in)
 			if batches++; batches&63 == 0 {
 				d.flush()
-				d.trace.Poll()
 			}
 			if batches&15 == 0 {
 				if now := time.Now(); now.Sub(d.lastPoll) >= time.Millisecond {
@@ -57,7 +57,6 @@ func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 		d.poll()
 		d.lastPoll = time.Now()
 		d.flush()
-		d.trace.Poll()
 		if !draining && ctx.Err() != nil {
 			draining = true
 		}

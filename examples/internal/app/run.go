@@ -34,9 +34,9 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 	return RunTraced(ctx, w, res, nil, ports, batch, drain)
 }
 
-// RunTraced is RunResolving with a packet trace's hook (nil: none): the loop polls it every 64
-// batches and whenever idle, so that a trace request turns the worker's tap on within a few
-// batches (ops.TraceHook).
+// RunTraced is RunResolving with a packet trace's hook (nil: none): the loop polls it once per
+// round of its ports, so that a trace request turns the worker's tap on before its next batch
+// (ops.TraceHook).
 func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) PortErrors {
 	var errs PortErrors
 	out := CountSends(ports, &errs)
@@ -55,6 +55,7 @@ func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Tra
 	idle, batches, turn := 0, 0, 0
 	done := ctx.Done()
 	for {
+		trace.Poll() // one atomic load while the trace's state is unchanged
 		got := false
 		for p, port := range ports {
 			n, err := port.Recv(in)
@@ -64,15 +65,16 @@ func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Tra
 			if n > 0 {
 				step(p, in)
 				got = true
-				batches++
 			}
+		}
+		if got {
+			batches++ // once per round: with several ports busy a count per batch could step over the checks below
 		}
 		if batches&63 == 0 {
 			w.Flush()
 			if res != nil {
 				res.Flush()
 			}
-			trace.Poll()
 		}
 		if res != nil && (!got || batches&15 == 0) {
 			if now := time.Now(); !got || now.Sub(lastPoll) >= time.Millisecond {
@@ -103,12 +105,10 @@ func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Tra
 			continue
 		}
 		w.Flush()
-		trace.Poll()
 		if idle++; idle > 8 {
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {
 				wt.Wait(IdleWait / int64(len(ports)))
-				trace.Poll() // a request may have come while waiting
 			}
 		}
 	}

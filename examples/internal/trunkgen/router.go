@@ -444,7 +444,7 @@ func Poll(ctx context.Context, r *Router, res *app.Resolver, ports []xmit.Port, 
 }
 
 // PollTraced is Poll feeding a packet trace (nil: none): its worker's hook (ops.TraceHook) is
-// polled every 64 batches and whenever idle.
+// polled once per round of the ports.
 func PollTraced(ctx context.Context, r *Router, res *app.Resolver, trace *ops.Trace, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) app.PortErrors {
 	var errs app.PortErrors
 	out := app.CountSends(ports, &errs)
@@ -456,6 +456,7 @@ func PollTraced(ctx context.Context, r *Router, res *app.Resolver, trace *ops.Tr
 	draining := false
 	lastPoll := time.Now()
 	for {
+		hook.Poll() // one atomic load while the trace's state is unchanged
 		got := false
 		for p, port := range ports {
 			n, err := port.Recv(in)
@@ -466,13 +467,14 @@ func PollTraced(ctx context.Context, r *Router, res *app.Resolver, trace *ops.Tr
 				res.Step(w, uint16(p), in, out)
 				r.FlushRoutes() // before the replies of the hosts this batch made can come
 				got = true
-				batches++
 			}
+		}
+		if got {
+			batches++ // once per round: with both ports busy a count per batch could step over the checks below
 		}
 		if batches&63 == 0 {
 			w.Flush()
 			res.Flush()
-			hook.Poll()
 		}
 		if !got || batches&15 == 0 {
 			if now := time.Now(); !got || now.Sub(lastPoll) >= time.Millisecond {
@@ -486,7 +488,6 @@ func PollTraced(ctx context.Context, r *Router, res *app.Resolver, trace *ops.Tr
 		}
 		w.Flush()
 		res.Flush()
-		hook.Poll()
 		if !draining && ctx.Err() != nil {
 			// Frames queued before ctx ended may have come after this pass polled their port:
 			// count empty passes from here on only.
