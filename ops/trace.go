@@ -26,11 +26,13 @@ const (
 // fixed ring of slots until N are taken, and the request returns them.
 //
 // The workers' side is a TraceHook per worker: its Poll, called from the worker's goroutine once
-// in a while (every few dozen batches and whenever idle), turns the worker's tap (fwd.Worker.SetTap)
-// on when a request is armed and back off when the ring is full. While no request is armed the
-// workers see nothing of the trace but that one atomic load in Poll; while one is armed, each frame
-// judged costs a compare-and-swap on a shared word and a copy of at most the snap length into a
-// preallocated slot. Nothing on the workers' side allocates.
+// per round of its loop, turns the worker's tap (fwd.Worker.SetTap) on when a request is armed
+// and back off when the ring is full. While no request is armed the workers see nothing of the
+// trace but that one atomic load in Poll; while one is armed, each frame judged costs a
+// compare-and-swap on a shared word and a copy of at most the snap length into a preallocated
+// slot. Nothing on the workers' side allocates. The trace sees what the tap sees: every frame the
+// stage judges (a held frame again when it is routed once resolved), not the frames the VLAN
+// demux drops before the stage.
 //
 // Concurrency: Capture may be called from any goroutine; requests are served one at a time.
 type Trace struct {
