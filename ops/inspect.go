@@ -144,7 +144,7 @@ func (c *Collector) serveTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	reply(w, http.StatusOK, c.src.Trace.Capture(ctx, n, c.egress))
+	reply(w, http.StatusOK, c.src.Trace.capture2(ctx, n, c.egress, c.src.Ports))
 }
 
 func reply(w http.ResponseWriter, status int, v any) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +52,12 @@ type traceSlot struct {
 	n, orig int32
 	ts      int64
 	worker  uint16
+	ingress uint16 // the physical port (TraceHook.Ingress); noIngress: unknown
 	verdict fwd.Reason
 }
+
+// noIngress marks a frame whose ingress port the worker did not say.
+const noIngress = 0xffff
 
 // NewTrace returns a trace whose requests capture at most size frames (0 or more than MaxTrace:
 // MaxTrace) of at most snap bytes each (0: DefaultTraceSnap).
@@ -84,14 +89,14 @@ func (t *Trace) take() (int, uint32, bool) {
 }
 
 // capture copies d into a slot if a request wants more frames.
-func (t *Trace) capture(d []byte, verdict fwd.Reason, worker uint16) {
+func (t *Trace) capture(d []byte, verdict fwd.Reason, worker, ingress uint16) {
 	i, gen, ok := t.take()
 	if !ok {
 		return
 	}
 	s := &t.slots[i]
 	s.n = int32(copy(t.buf[i*t.snap:(i+1)*t.snap], d))
-	s.orig, s.ts, s.worker, s.verdict = int32(len(d)), time.Now().UnixNano(), worker, verdict
+	s.orig, s.ts, s.worker, s.ingress, s.verdict = int32(len(d)), time.Now().UnixNano(), worker, ingress, verdict
 	s.gen.Store(gen)
 }
 
@@ -106,9 +111,13 @@ func (t *Trace) armed() bool {
 
 // TracedFrame is one frame a trace captured.
 type TracedFrame struct {
-	Worker  int    `json:"worker"`
-	Time    string `json:"time"`    // RFC 3339, nanoseconds
-	Verdict string `json:"verdict"` // forwarded, local, echoed, held, or the drop reason (fwd.Reason)
+	Worker int `json:"worker"`
+	// Ingress is the physical port the frame came in on (Source.Ports' name, or its number), as
+	// the worker's loop said (TraceHook.Ingress); "" when it did not.
+	Ingress string `json:"ingress,omitempty"`
+	Port    *int   `json:"port,omitempty"` // the ingress port's number
+	Time    string `json:"time"`           // RFC 3339, nanoseconds
+	Verdict string `json:"verdict"`        // forwarded, local, echoed, held, or the drop reason (fwd.Reason)
 	Dropped bool   `json:"dropped"`
 	Len     int    `json:"len"` // the frame's length; Data holds at most the trace's snap length
 	// The frame's headers as the verdict saw them: a forwarded or echoed frame rewritten (the
@@ -149,6 +158,11 @@ type TraceResult struct {
 // echoed or held frame is looked up with lookup (nil: none). Concurrent requests wait for each
 // other.
 func (t *Trace) Capture(ctx context.Context, n int, lookup func(netip.Addr) *TraceEgress) TraceResult {
+	return t.capture2(ctx, n, lookup, nil)
+}
+
+// capture2 is Capture with the ingress ports' names (nil: their numbers).
+func (t *Trace) capture2(ctx context.Context, n int, lookup func(netip.Addr) *TraceEgress, ports []Port) TraceResult {
 	n = max(1, min(n, len(t.slots)))
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -192,6 +206,13 @@ func (t *Trace) Capture(ctx context.Context, n int, lookup func(netip.Addr) *Tra
 		d := t.buf[i*t.snap : i*t.snap+int(s.n)]
 		f := decodeTraced(d)
 		f.Worker, f.Len, f.Verdict = int(s.worker), int(s.orig), s.verdict.String()
+		if s.ingress != noIngress {
+			p := int(s.ingress)
+			f.Port, f.Ingress = &p, strconv.Itoa(p)
+			if p < len(ports) && ports[p].Name != "" {
+				f.Ingress = ports[p].Name
+			}
+		}
 		f.Time = time.Unix(0, s.ts).UTC().Format(time.RFC3339Nano)
 		f.Dropped = s.verdict < fwd.NumReasons
 		switch s.verdict {
@@ -268,15 +289,16 @@ type TraceHook struct {
 // traceTap is the tap a worker has while traced: the trace, then the worker's own tap sampled
 // as SetTap would.
 type traceTap struct {
-	t      *Trace
-	worker uint16
-	base   fwd.Tap
-	every  uint32
-	n      uint32
+	t       *Trace
+	worker  uint16
+	ingress uint16
+	base    fwd.Tap
+	every   uint32
+	n       uint32
 }
 
 func (p *traceTap) Capture(d []byte, verdict fwd.Reason) {
-	p.t.capture(d, verdict, p.worker)
+	p.t.capture(d, verdict, p.worker, p.ingress)
 	if p.base != nil {
 		if p.n++; p.n >= p.every {
 			p.n = 0
@@ -293,7 +315,19 @@ func (t *Trace) Hook(id int, w *fwd.Worker, base fwd.Tap, every int) *TraceHook 
 	if base != nil {
 		w.SetTap(base, every)
 	}
-	return &TraceHook{t: t, w: w, base: base, every: every, tap: traceTap{t: t, worker: uint16(id), base: base, every: uint32(every)}}
+	return &TraceHook{t: t, w: w, base: base, every: every, tap: traceTap{t: t, worker: uint16(id), ingress: noIngress, base: base, every: uint32(every)}}
+}
+
+// Ingress tells the hook the physical port of the batch the worker judges next (p < 0: none, for
+// frames the worker judges outside a received batch, such as held frames routed once resolved).
+// Call it from the worker's goroutine around each step; it is one store. A nil hook does nothing.
+func (h *TraceHook) Ingress(p int) {
+	if h != nil {
+		h.tap.ingress = uint16(p)
+		if p < 0 || p >= noIngress {
+			h.tap.ingress = noIngress
+		}
+	}
 }
 
 // Poll turns the worker's trace tap on or off as the trace's request wants. Call it from the

@@ -95,7 +95,7 @@ func TestTraceVerdicts(t *testing.T) {
 	if e := f.Egress; e == nil || e.Interface != "port1" || e.NextHop == nil || *e.NextHop != nhHost1 || e.MAC != hostMAC[1].String() || e.Prefix != "10.0.2.0/24" {
 		t.Errorf("forwarded frame's egress: %+v", f.Egress)
 	}
-	if res.Frames[1].TTL != 1 || res.Frames[1].Egress != nil {
+	if res.Frames[1].TTL != 1 || res.Frames[1].Egress != nil || res.Frames[1].Ingress != "" {
 		t.Errorf("ttl frame: %+v", res.Frames[1])
 	}
 	// The worker's tap is off again: more traffic is not captured anywhere, and a new request
@@ -187,11 +187,18 @@ func TestTraceHTTP(t *testing.T) {
 	go func() {
 		waitArmed(t, src.Trace)
 		hook.Poll()
+		hook.Ingress(0)
 		g.send(0, 3, hostAddr[1], 64)
 		g.forward()
+		hook.Ingress(-1)
 	}()
 	var res ops.TraceResult
 	if c := get(t, h, "POST", "/trace?n=3&timeout=10s", &res); c != http.StatusOK || res.Captured != 3 || len(res.Frames[0].Data) != 2*60 {
 		t.Fatalf("%d %+v", c, res)
+	}
+	for _, f := range res.Frames {
+		if f.Ingress != "port0" || f.Port == nil || *f.Port != 0 {
+			t.Errorf("ingress %q %v, want port0", f.Ingress, f.Port)
+		}
 	}
 }

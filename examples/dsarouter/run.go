@@ -35,7 +35,9 @@ func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 	for {
 		d.trace.Poll()                    // one atomic load while the trace's state is unchanged
 		if n, _ := port.Recv(in); n > 0 { // an error is counted by the port (app.PortSource)
+			d.trace.Ingress(0)
 			d.step(in)
+			d.trace.Ingress(-1)
 			if batches++; batches&63 == 0 {
 				d.flush()
 			}

@@ -219,7 +219,7 @@ func TestOperatorServes(t *testing.T) {
 		t.Fatalf("/trace: %+v %v", tr, err)
 	}
 	for _, fr := range tr.Frames {
-		if fr.Verdict != "forwarded" || fr.Dst.String() != "198.18.0.1" || fr.DstMAC != "02:00:00:00:00:02" {
+		if fr.Verdict != "forwarded" || fr.Dst.String() != "198.18.0.1" || fr.DstMAC != "02:00:00:00:00:02" || fr.Ingress != "a" {
 			t.Errorf("traced %+v", fr)
 		}
 	}

@@ -40,9 +40,9 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) PortErrors {
 	var errs PortErrors
 	out := CountSends(ports, &errs)
-	step := func(p int, in *frame.Batch) { w.Forward(uint16(p), in, out) }
+	step := func(p int, in *frame.Batch) { trace.Ingress(p); w.Forward(uint16(p), in, out); trace.Ingress(-1) }
 	if res != nil {
-		step = func(p int, in *frame.Batch) { res.Step(w, uint16(p), in, out) }
+		step = func(p int, in *frame.Batch) { trace.Ingress(p); res.Step(w, uint16(p), in, out); trace.Ingress(-1) }
 		res.Announce(out)
 		defer res.Flush()
 	}

@@ -464,7 +464,9 @@ func PollTraced(ctx context.Context, r *Router, res *app.Resolver, trace *ops.Tr
 				errs.RecvError(err)
 			}
 			if n > 0 {
+				hook.Ingress(p)
 				res.Step(w, uint16(p), in, out)
+				hook.Ingress(-1)
 				r.FlushRoutes() // before the replies of the hosts this batch made can come
 				got = true
 			}
