@@ -50,6 +50,8 @@ type Config struct {
 	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
+	// -metrics and -metrics-any (the endpoint; operator.go).
+	app.OperatorFlags
 
 	ready  func()                             // called once the ports are open and the workers (and generator) started (tests)
 	onLACP func(*lacp.Controller)             // called with the LACP controller once it is made (tests)
@@ -108,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s per direction (0: as fast as the router takes them)")
 	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop, 0-1 (TTL 1, unknown VLAN, bad checksum)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (more than 0)")
+	cfg.OperatorFlags.RegisterMetrics(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -169,6 +172,9 @@ func (c *Config) check() error {
 		return fmt.Errorf("-log %q: text or json", c.Log)
 	}
 	if _, err := lagConfig(*c); err != nil {
+		return err
+	}
+	if err := c.OperatorFlags.Check(); err != nil {
 		return err
 	}
 	if c.Backend == app.Mem {

@@ -12,8 +12,10 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/lag"
 	"github.com/wirespeed/wirespeed/lag/lacp"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
 )
@@ -138,6 +140,12 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	printf(out, "lagrouter: lag0 (%s over %s, %s; MAC %s) with %d VLANs (%s..%s) routed to %s (MAC %s, gateway %v); %s, %d worker(s)\n\n",
 		cfg.modeName(), cfg.Members[0], cfg.Members[1], lagMAC, cfg.VLANs, names[1], names[cfg.VLANs], cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, len(ports.ByWorker))
 
+	trace := cfg.NewTrace()
+	op, err := startMetrics(cfg, router, ifnames, ports.ByWorker, trace)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	defer stopMetrics(op)
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -162,22 +170,24 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	errs := make([]app.PortErrors, len(ports.ByWorker))
 	for w, wp := range ports.ByWorker {
 		fw := router.NewWorker(cfg.Batch)
+		var tap fwd.Tap
 		if pcap != nil {
-			fw.SetTap(pcap, cfg.PcapSample)
+			tap = pcap
 		}
+		hook := trace.Hook(w, fw, tap, cfg.PcapSample)
 		res := app.NewResolver(router.Table, router.Demux, cfg.Batch)
 		wg.Add(1)
 		go func(ports []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[w] = app.RunResolving(wctx, fw, res, ports, cfg.Batch, 1024)
+			errs[w] = app.RunTraced(wctx, fw, res, hook, ports, cfg.Batch, 1024)
 		}([]xmit.Port{aggs[w], wp[2]})
 	}
 
 	aggStats := func() xmit.Stats {
 		var s xmit.Stats
-		for _, a := range aggs {
-			s = s.Add(a.Stats())
+		for w, a := range aggs {
+			s = ops.SumQueues(s, a.Stats(), w == 0) // the members' kernel counters once, not once per worker
 		}
 		return s
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/lag"
 	"github.com/wirespeed/wirespeed/lag/lacp"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -42,6 +43,7 @@ type topology struct {
 	hosts  []*xmit.MemPort // the far ends: member 0, member 1, uplink (the generator sends into them)
 	mems   []*xmit.MemPort // the router's ends as MemPorts: member 0, member 1, uplink
 	names  []string        // interface names by ID
+	trace  *ops.Trace      // the packet trace of -metrics (nil: none)
 
 	// With LACP: the router's controller, and the partner's (the switch the generator plays) with
 	// its aggregate's members: far[m] sends on hosts[m] (the generator's frames and the partner's
@@ -167,7 +169,7 @@ func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int
 	for i, m := range t.mems {
 		waiters[i] = m
 	}
-	return trunkgen.Poll(ctx, t.router, t.res, t.ports, waiters, batch, tap, every)
+	return trunkgen.PollTraced(ctx, t.router, t.res, t.trace, t.ports, waiters, batch, tap, every)
 }
 
 // Result is what a run counted, with what each member of the aggregate sent.
@@ -208,6 +210,13 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		defer fail.Stop()
 	}
 
+	t.trace = cfg.NewTrace()
+	op, err := startMetrics(cfg, t.router, []string{t.mems[0].Name(), t.mems[1].Name(), t.mems[memberUplink].Name()},
+		[][]xmit.Port{{t.mems[0], t.mems[1], t.mems[memberUplink]}}, t.trace)
+	if err != nil {
+		return Result{}, err
+	}
+	defer stopMetrics(op)
 	genCtx, stopGen := context.WithCancel(context.Background())
 	routerCtx, stopRouter := context.WithCancel(context.Background())
 	ctlCtx, stopCtl := context.WithCancel(context.Background())
