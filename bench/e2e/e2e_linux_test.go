@@ -180,9 +180,22 @@ type router interface {
 	stop() string // returns a log line (the forwarder's final counters)
 }
 
-type kernelRouter struct{ ns *nettest.NS }
+// kernelRouter is the router namespace's own forwarding, towards the sink through out.
+type kernelRouter struct {
+	ns  *nettest.NS
+	out string
+}
 
+// start turns forwarding on and sets the sink's permanent neighbour entry and route again: a link
+// that went down (testpmd stops its ports that way) loses even permanent entries.
 func (k kernelRouter) start() error {
+	if out, err := exec.Command("ip", "-n", k.ns.Name, "neigh", "replace", "10.255.0.2", "lladdr", "02:00:00:00:00:98",
+		"nud", "permanent", "dev", k.out).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip neigh replace: %v: %s", err, out)
+	}
+	if out, err := exec.Command("ip", "-n", k.ns.Name, "route", "replace", "10.0.0.0/16", "via", "10.255.0.2", "dev", k.out).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip route replace: %v: %s", err, out)
+	}
 	return exec.Command("ip", "netns", "exec", k.ns.Name, "sysctl", "-qw", "net.ipv4.ip_forward=1").Run()
 }
 
@@ -223,10 +236,11 @@ func newVLANRouter(bin, ns, backend, trunk, uplink string) *procRouter {
 func newTestPMD(ns, drv, uplink, trunk string) *procRouter {
 	prefix := fmt.Sprintf("wse2e%d%s", os.Getpid(), drv)
 	// net_af_xdp attaches its XDP programs through netlink, so they outlive a process that was
-	// killed: detach whatever is left once testpmd has ended.
+	// killed, and both drivers leave the interfaces promiscuous: undo both once testpmd has ended.
 	after := func() {
 		for _, ifname := range []string{uplink, trunk} {
 			exec.Command("ip", "-n", ns, "link", "set", "dev", ifname, "xdp", "off").Run()
+			exec.Command("ip", "-n", ns, "link", "set", "dev", ifname, "promisc", "off").Run()
 		}
 	}
 	return &procRouter{ns: ns, ready: "start packet forwarding", after: after,
@@ -376,7 +390,7 @@ func TestE2E(t *testing.T) {
 		dst = append(dst, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24))
 	}
 	routers := map[string]router{
-		"kernel":   kernelRouter{tp.rtr},
+		"kernel":   kernelRouter{tp.rtr, tp.rout},
 		"afpacket": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin),
 		"afxdp":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
 	}

@@ -60,7 +60,7 @@ func TestE2ELatency(t *testing.T) {
 		dst = append(dst, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24))
 	}
 	routers := map[string]router{
-		"kernel":   kernelRouter{tp.rtr},
+		"kernel":   kernelRouter{tp.rtr, tp.rout},
 		"afpacket": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin),
 		"afxdp":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
 	}
