@@ -36,7 +36,6 @@ type Config struct {
 	LACPActive bool   // send LACPDUs unasked (bonding's lacp_active); off: only answer an active partner
 	MinLinks   int    // the aggregate is up only with at least this many members distributing
 
-	Log  string    // event log format on stderr: text or json
 	logw io.Writer // the event log's destination (nil: stderr)
 
 	// Real interfaces (Backend other than mem).
@@ -50,7 +49,8 @@ type Config struct {
 	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
-	// -metrics and -metrics-any (the endpoint; operator.go).
+	// The operator's flags: -metrics, -metrics-any (the endpoint; operator.go), -log (the event log:
+	// members, LACP, aggregate, ports), -view, -top, -per-worker (the rate table).
 	app.OperatorFlags
 
 	ready  func()                             // called once the ports are open and the workers (and generator) started (tests)
@@ -60,7 +60,7 @@ type Config struct {
 
 func defaultConfig() Config {
 	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond, LACPRate: "fast", LACPActive: true, Log: "text",
+		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond, LACPRate: "fast", LACPActive: true, OperatorFlags: app.DefaultOperatorFlags(),
 		Backend: app.Mem, Workers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1}
 }
 
@@ -84,7 +84,6 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.LACPRate, "lacp-rate", cfg.LACPRate, "802.3ad: the LACPDU rate asked of the partner: fast (every second, timeout 3 s) or slow (30 s, 90 s)")
 	fs.BoolVar(&cfg.LACPActive, "lacp-active", cfg.LACPActive, "802.3ad: send LACPDUs unasked (false: passive, only answering an active partner)")
 	fs.IntVar(&cfg.MinLinks, "min-links", cfg.MinLinks, "802.3ad: members that must be distributing for the aggregate to be up (0-2)")
-	fs.StringVar(&cfg.Log, "log", cfg.Log, "event log format on stderr (members, LACP, aggregate): text or json")
 	fs.StringVar(&cfg.Hash, "hash", cfg.Hash, "xor hash policy: layer2, layer2+3, layer3+4, encap2+3, encap3+4, vlan+srcmac")
 	fs.DurationVar(&cfg.Miimon, "miimon", cfg.Miimon, "carrier polling interval of the aggregate (0: no polling, a member never leaves)")
 	fs.DurationVar(&cfg.FailAt, "fail-at", 0, "mem: take member 1's link down after this long (0: never)")
@@ -110,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s per direction (0: as fast as the router takes them)")
 	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop, 0-1 (TTL 1, unknown VLAN, bad checksum)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (more than 0)")
-	cfg.OperatorFlags.RegisterMetrics(fs)
+	cfg.OperatorFlags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -168,8 +167,6 @@ func (c *Config) check() error {
 		return fmt.Errorf("-lacp-rate %q: fast or slow", c.LACPRate)
 	case c.MinLinks < 0 || c.MinLinks > numMembers:
 		return fmt.Errorf("-min-links %d: want 0-%d", c.MinLinks, numMembers)
-	case c.Log != "text" && c.Log != "json":
-		return fmt.Errorf("-log %q: text or json", c.Log)
 	}
 	if _, err := lagConfig(*c); err != nil {
 		return err

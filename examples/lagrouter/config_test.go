@@ -58,7 +58,7 @@ func TestFlags(t *testing.T) {
 		{with("-lag", "lacp"), ""},
 		{[]string{"-lag", "lacp", "-lacp-rate", "quick"}, `-lacp-rate "quick": fast or slow`},
 		{[]string{"-lag", "lacp", "-min-links", "3"}, "-min-links 3: want 0-2"},
-		{[]string{"-log", "xml"}, `-log "xml": text or json`},
+		{[]string{"-log", "xml"}, `-log "xml": want text or json`},
 		{[]string{"-lag", "xor", "-hash", "layer9"}, "-hash"},
 		{[]string{"-miimon", "-1ms"}, "-miimon -1ms"},
 		{[]string{"-fail-at", "-1s"}, "-fail-at -1s"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -50,17 +49,8 @@ func (c *Config) lacpConfig(system frame.MAC, tx []xmit.Port, macs []frame.MAC, 
 	return lc
 }
 
-// logger is the event log: text (logfmt) or JSON lines on stderr (or cfg.logw).
-func (c *Config) logger() *slog.Logger {
-	w := c.logw
-	if w == nil {
-		w = os.Stderr
-	}
-	if c.Log == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
-	}
-	return slog.New(slog.NewTextHandler(w, nil))
-}
+// logger is the event log (-log: text or JSON lines) on stderr, or on cfg.logw.
+func (c *Config) logger() *slog.Logger { return c.OperatorFlags.Logger(c.logw) }
 
 // logLACP returns the controller's event callback: every event logged, members by name. Links
 // and members going down and the aggregate going down are warnings; a state change that moves

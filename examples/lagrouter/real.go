@@ -194,19 +194,12 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	if cfg.ready != nil {
 		cfg.ready()
 	}
-	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return aggStats().RxPackets }, Tx: func() uint64 { return aggStats().TxPackets }}}
-	for p, name := range ifnames {
-		p := p
-		rows = append(rows, monitor.Row{Name: name, Detail: p < numMembers,
-			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
+	stats := make([]func() xmit.Stats, len(ifnames))
+	for p := range ifnames {
+		stats[p] = func() xmit.Stats { return ports.Stats(p) }
 	}
-	for id, name := range names {
-		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: name, Detail: true,
-			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
-			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
-	}
-	mon := monitor.New("lagrouter: packets per second", rows)
+	mon := monitor.NewWith("lagrouter: rates", rateRows(aggStats, ifnames[0], ifnames[1], ifnames[numMembers], stats, router.Router, names),
+		cfg.MonitorOptions(router.Router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	stop()
 	wg.Wait()

@@ -134,6 +134,9 @@ func build(cfg Config, log *slog.Logger) (*topology, error) {
 			t.taps = append(t.taps, &slowTap{Port: f, member: m, to: t.partner})
 		}
 		lc.SlowProtocols = t.ctl
+		if cfg.onLACP != nil {
+			cfg.onLACP(t.ctl)
+		}
 	}
 	if t.agg, err = lag.New(members, lc); err != nil {
 		return nil, err
@@ -241,18 +244,12 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		cfg.ready()
 	}
 
-	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return t.agg.Stats().RxPackets }, Tx: func() uint64 { return t.agg.Stats().TxPackets }}}
+	stats := make([]func() xmit.Stats, len(t.mems))
 	for i, m := range t.mems {
-		m := m
-		rows = append(rows, monitor.Row{Name: m.Name(), Detail: i < numMembers, Rx: func() uint64 { return m.Stats().RxPackets }, Tx: func() uint64 { return m.Stats().TxPackets }})
+		stats[i] = m.Stats
 	}
-	for id, name := range t.names {
-		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: name, Detail: true,
-			Rx: func() uint64 { return t.router.IfaceStats(id).RxPackets },
-			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
-	}
-	mon := monitor.New("lagrouter: packets per second", rows)
+	mon := monitor.NewWith("lagrouter: rates", rateRows(t.agg.Stats, t.mems[0].Name(), t.mems[1].Name(), t.mems[memberUplink].Name(),
+		stats, t.router.Router, t.names), cfg.MonitorOptions(t.router.Router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	mon.Print(out) // the last (partial) interval
 
