@@ -9,13 +9,11 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/gaissmai/bart v0.30.0
 	github.com/gopacket/gopacket v1.7.7
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	golang.org/x/sys v0.50.0
 )
 
-require (
-	github.com/vishvananda/netlink v1.1.0 // indirect
-	github.com/vishvananda/netns v0.0.0-20211101163701-50045581ed74 // indirect
-	golang.org/x/net v0.59.0 // indirect
-)
+require golang.org/x/net v0.59.0 // indirect
 
 replace github.com/wirespeed/wirespeed => ../

@@ -17,7 +17,9 @@
 //
 // Next hops are indices 0..MaxNextHop. NextHops maps them to NextHop entries with the same discipline:
 // entries are immutable and replaced whole, and a forwarding worker reads them through one View per batch,
-// without a reference count (the lesson of Linux's per-packet dst refcounts).
+// without a reference count (the lesson of Linux's per-packet dst refcounts). An entry can be an ECMP
+// group (NextHopChange.Members, flagged NextHopGroup) of plain next hops with weights; Pick chooses
+// a flow's member from its hash, weighted, without allocating.
 //
 // ParseRoutes reads "a.b.c.d/len [nexthop]" lines, gzip-compressed or not; ParseIPRoute reads the output of
 // `ip -4 route show` or `ip route show table all` (skipping the IPv6 routes). Both are all or nothing and

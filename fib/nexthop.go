@@ -25,13 +25,21 @@ const (
 	NextHopLocal
 	// NextHopUnresolved: the neighbour's MAC address is not known yet (DstMAC is not valid).
 	NextHopUnresolved
+	// NextHopGroup: the entry is an ECMP group (set by NextHopChange.Members): each flow takes one of
+	// its members, chosen by NextHopView.Pick; Ifindex and DstMAC are not used.
+	NextHopGroup
 )
 
 // NextHopChange is one element of NextHops.Apply: set entry Index to Entry, or remove it if Delete is set.
+// With Members, entry Index becomes an ECMP group of those next hops (Entry.Flags gets NextHopGroup);
+// without, it is a plain next hop (NextHopGroup is cleared). A group's members are plain next hops: a
+// member that is itself a group is not followed (the forwarding path counts its frames as not
+// forwardable).
 type NextHopChange struct {
-	Index  uint32
-	Entry  NextHop
-	Delete bool
+	Index   uint32
+	Entry   NextHop
+	Delete  bool
+	Members []Member
 }
 
 // NextHops maps next-hop indices (the values a Table returns, 0..MaxNextHop) to NextHop entries.
@@ -55,6 +63,7 @@ type NextHops struct {
 type NextHopView struct {
 	entries []NextHop
 	present []uint64 // bitmap over entries
+	groups  []*group // per entry, its group (NextHopGroup); nil (or shorter) while there is none
 }
 
 var emptyView = &NextHopView{}
@@ -101,15 +110,27 @@ func (h *NextHops) Delete(i uint32) error {
 }
 
 // Apply applies changes in order and publishes the result once. If an index is above MaxNextHop, nothing
-// is applied and the error is a *ChangeError wrapping ErrNextHopRange.
+// is applied and the error is a *ChangeError wrapping ErrNextHopRange; likewise, with ErrGroup, for a
+// change with a bad member list.
 func (h *NextHops) Apply(changes []NextHopChange) error {
 	need := 0
+	var gs []*group // the new groups, by change
 	for k, c := range changes {
 		if c.Index > MaxNextHop {
 			return &ChangeError{Index: k, Err: ErrNextHopRange}
 		}
 		if !c.Delete {
 			need = max(need, int(c.Index)+1)
+		}
+		if len(c.Members) > 0 && !c.Delete {
+			g, err := newGroup(c.Members)
+			if err != nil {
+				return &ChangeError{Index: k, Err: err}
+			}
+			if gs == nil {
+				gs = make([]*group, len(changes))
+			}
+			gs[k] = g
 		}
 	}
 	h.mu.Lock()
@@ -119,8 +140,15 @@ func (h *NextHops) Apply(changes []NextHopChange) error {
 	nv := &NextHopView{entries: make([]NextHop, n), present: make([]uint64, (n+63)/64)}
 	copy(nv.entries, old.entries)
 	copy(nv.present, old.present)
-	for _, c := range changes {
+	if old.groups != nil || gs != nil {
+		nv.groups = make([]*group, n)
+		copy(nv.groups, old.groups)
+	}
+	for k, c := range changes {
 		i := c.Index
+		if nv.groups != nil && uint64(i) < uint64(n) {
+			nv.groups[i] = nil
+		}
 		if c.Delete {
 			if uint64(i) < uint64(n) {
 				nv.entries[i] = NextHop{}
@@ -128,9 +156,27 @@ func (h *NextHops) Apply(changes []NextHopChange) error {
 			}
 			continue
 		}
-		nv.entries[i] = c.Entry
+		e := c.Entry
+		e.Flags &^= NextHopGroup
+		if gs != nil && gs[k] != nil {
+			e.Flags |= NextHopGroup
+			nv.groups[i] = gs[k]
+		}
+		nv.entries[i] = e
 		nv.present[i/64] |= 1 << (i % 64)
+	}
+	if nv.groups != nil && !hasGroup(nv.groups) {
+		nv.groups = nil
 	}
 	h.cur.Store(nv)
 	return nil
+}
+
+func hasGroup(gs []*group) bool {
+	for _, g := range gs {
+		if g != nil {
+			return true
+		}
+	}
+	return false
 }

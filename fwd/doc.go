@@ -44,7 +44,9 @@
 // A frame to be forwarded with TTL 1 or 0 is dropped (DropTTL) and answered with ICMP Time Exceeded.
 // After the lookup: no route is DropNoRoute and ICMP Destination Unreachable (network); a next hop
 // flagged fib.NextHopDrop is DropBlackhole, silently; fib.NextHopLocal delivers locally;
-// fib.NextHopUnresolved goes to Output.Unresolved or is DropUnresolved. A packet larger than the
+// fib.NextHopUnresolved goes to Output.Unresolved or is DropUnresolved; a next hop flagged
+// fib.NextHopGroup (ECMP) sends each flow to one of its members, chosen by lag's layer3+4 hash of the
+// packet, weighted (fib.NextHopView.Pick), and the frame goes on as if routed to that member. A packet larger than the
 // egress MTU is fragmented (RFC 791) when DF is clear and otherwise dropped (DropTooBig) with ICMP
 // Fragmentation Needed carrying the next-hop MTU (RFC 1191).
 //

@@ -82,6 +82,7 @@ const (
 	adjLocal      // Output.Local
 	adjUnresolved // Output.Unresolved or DropUnresolved
 	adjEgress     // DropEgress
+	adjGroup      // an ECMP group: viaGroup picks the member
 )
 
 // adj is one next hop as the worker's egress needs it: the fields txRun reads first, in the first
@@ -561,6 +562,8 @@ func (w *Worker) notForwarded(in *frame.Batch, i int, ip frame.IPv4, a *adj, idx
 		w.out.Unresolved.Append(*f)
 	case adjEgress:
 		w.dropFrame(in, f, DropEgress)
+	case adjGroup:
+		w.viaGroup(in, i, ip, idx)
 	default: // too big for the egress MTU
 		if ip.DontFragment() {
 			w.icmpError(in, f, ip, icmpUnreachable, icmpFragNeeded, a.mtu)
@@ -587,6 +590,9 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 	ifaces := w.r.ifaces
 	switch {
 	case hop == nil:
+		return a
+	case hop.Flags&fib.NextHopGroup != 0:
+		a.kind = adjGroup
 		return a
 	case hop.Flags&fib.NextHopDrop != 0:
 		a.kind = adjBlackhole

@@ -31,6 +31,10 @@ type Config struct {
 	Rate     int // mem: generator frames per second per direction (0: as fast as the router takes them)
 	// The operator's flags: -metrics, -metrics-any, -log, -view, -top, -per-worker.
 	app.OperatorFlags
+	// LinuxCP makes the kernel the control plane (afpacket, afxdp): a TAP per port named TapPrefix
+	// and the port's index, the router's addresses on the TAPs, ARP by the kernel.
+	LinuxCP   bool
+	TapPrefix string
 
 	ready        func()            // called once the ports are open and the workers started (tests)
 	metricsReady func(addr string) // called with the metrics endpoint's address once it listens (tests)
@@ -38,10 +42,11 @@ type Config struct {
 	logw         io.Writer         // the event log's destination (nil: stderr)
 }
 
-// PortSpec is one -port flag: an interface, the router's address on it, its MTU.
+// PortSpec is one -port flag: an interface, the router's address on it, its MTU. With -linuxcp the
+// address is optional (it is put on the port's TAP; the TAP's addresses are the router's).
 type PortSpec struct {
 	Name string
-	Addr netip.Prefix
+	Addr netip.Prefix // the zero Prefix: none given
 	MTU  int
 }
 
@@ -58,7 +63,7 @@ type RouteSpec struct {
 }
 
 func defaultConfig() Config {
-	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second, OperatorFlags: app.DefaultOperatorFlags()}
+	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second, OperatorFlags: app.DefaultOperatorFlags(), TapPrefix: "ws"}
 }
 
 // The in-memory network: two ports, 10.0.1.0/24 and 10.0.2.0/24, with host .2 on each.
@@ -80,24 +85,27 @@ type portsFlag struct{ c *Config }
 
 func (f portsFlag) String() string { return "" }
 
-// Set takes NAME,ADDR/LEN[,mtu=N].
+// Set takes NAME,ADDR/LEN[,mtu=N] (with -linuxcp also NAME or NAME,mtu=N).
 func (f portsFlag) Set(v string) error {
 	parts := strings.Split(v, ",")
-	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" {
+	if len(parts) > 3 || parts[0] == "" {
 		return errors.New("want NAME,ADDR/LEN[,mtu=N]")
 	}
-	p, err := netip.ParsePrefix(parts[1])
-	if err != nil || !p.Addr().Is4() {
-		return fmt.Errorf("%q: not an IPv4 address with a prefix length (10.0.1.1/24)", parts[1])
-	}
-	spec := PortSpec{Name: parts[0], Addr: p, MTU: 1500}
-	if len(parts) == 3 {
-		m, ok := strings.CutPrefix(parts[2], "mtu=")
-		n, err := strconv.Atoi(m)
-		if !ok || err != nil || n < 68 || n > 65535 {
-			return fmt.Errorf("%q: want mtu=N with N in 68-65535", parts[2])
+	spec := PortSpec{Name: parts[0], MTU: 1500}
+	for i, part := range parts[1:] {
+		if m, ok := strings.CutPrefix(part, "mtu="); ok {
+			n, err := strconv.Atoi(m)
+			if err != nil || n < 68 || n > 65535 {
+				return fmt.Errorf("%q: want mtu=N with N in 68-65535", part)
+			}
+			spec.MTU = n
+			continue
 		}
-		spec.MTU = n
+		p, err := netip.ParsePrefix(part)
+		if i > 0 || err != nil || !p.Addr().Is4() {
+			return fmt.Errorf("%q: not an IPv4 address with a prefix length (10.0.1.1/24)", part)
+		}
+		spec.Addr = p
 	}
 	f.c.Ports = append(f.c.Ports, spec)
 	return nil
@@ -179,6 +187,19 @@ func (c *Config) check() error {
 			return fmt.Errorf("-port %s given twice", p.Name)
 		}
 		names[p.Name] = true
+		if !p.Addr.IsValid() && !c.LinuxCP {
+			return fmt.Errorf("-port %s: want NAME,ADDR/LEN[,mtu=N] (only -linuxcp takes the addresses from the kernel)", p.Name)
+		}
+	}
+	if c.LinuxCP {
+		switch {
+		case c.Backend == app.Mem:
+			return errors.New("-linuxcp needs -backend afpacket or afxdp")
+		case len(c.Neigh)+len(c.Routes) > 0:
+			return errors.New("-linuxcp: routes and neighbours are the kernel's (ip route, ip neigh on the TAPs), not -route or -neigh")
+		case c.TapPrefix == "" || len(tapName(c.TapPrefix, len(c.Ports)-1)) > 15 || strings.ContainsAny(c.TapPrefix, "/ %:"):
+			return fmt.Errorf("-tap-prefix %q: want a short interface name prefix (TAP names are at most 15 bytes)", c.TapPrefix)
+		}
 	}
 	return nil
 }

@@ -20,6 +20,17 @@
 // Each -port is an interface with the router's address and subnet on it (and an MTU); the router
 // answers pings to its addresses, sends ICMP errors (time exceeded, unreachable, fragmentation
 // needed) from them and fragments what does not fit. -neigh IP=MAC adds a permanent neighbour.
+//
+// With -linuxcp the Linux kernel is the control plane (package linuxcp): each port gets a TAP
+// (ws0, ws1, ... or -tap-prefix) with its MAC and MTU, the router's addresses live on the TAPs
+// (-port's address is put there; the address may be left out: NAME[,mtu=N]), frames for the router
+// go up the TAPs and what the kernel sends on them goes out the ports; ARP, pings to the router and
+// anything listening on its addresses are the kernel's, and the stage's routes and neighbours
+// follow the kernel's (linuxcp.Mirror), so a routing daemon on the TAPs drives it. The physical
+// interfaces are isolated from the kernel's stack so that only the router handles their frames:
+//
+//	router -backend afpacket -linuxcp -port veth0,10.0.1.1/24 -port veth1,10.0.2.1/24 -duration 0
+//
 // See README.md.
 package main
 
@@ -82,6 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: frames per second from each host (0: as fast as the router takes them)")
 	cfg.OperatorFlags.Register(fs) // -metrics, -metrics-any, -log, -view, -top, -per-worker
+	fs.BoolVar(&cfg.LinuxCP, "linuxcp", cfg.LinuxCP, "the kernel as the control plane (afpacket, afxdp): a TAP per port, the router's addresses and ARP in the kernel")
+	fs.StringVar(&cfg.TapPrefix, "tap-prefix", cfg.TapPrefix, "-linuxcp: the TAPs' names are `PREFIX` and the port's index (ws0, ws1, ...)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

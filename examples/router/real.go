@@ -36,7 +36,21 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	if err != nil {
 		return app.Tally{}, err
 	}
-	pr, err := build(cfg, macs, pool)
+	var cp *cpRouter // -linuxcp: the kernel side
+	var pr *parts
+	if cfg.LinuxCP {
+		if cp, err = openCP(cfg, macs); err != nil {
+			return app.Tally{}, err
+		}
+		defer func() {
+			if err := cp.close(); err != nil {
+				cfg.logger().Error("linux-cp: close", "err", err)
+			}
+		}()
+		pr, err = buildCP(cfg, macs, cp.addrs, pool)
+	} else {
+		pr, err = build(cfg, macs, pool)
+	}
 	if err != nil {
 		return app.Tally{}, err
 	}
@@ -59,10 +73,24 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	log.Info("router started", "backend", cfg.Backend, "ports", len(names), "workers", len(ports.ByWorker), "batch", cfg.Batch,
 		"static_neighbours", len(cfg.Neigh), "routes", len(cfg.Routes))
 	for i, p := range cfg.Ports {
+		if cp != nil {
+			fmt.Fprintf(out, "router: %s %v (MAC %s, MTU %d), kernel side %s\n", p.Name, cp.addrs[i], macs[i], p.MTU, cp.taps[i].Name())
+			log.Info("port opened", append([]any{"port", p.Name, "addrs", fmt.Sprint(cp.addrs[i]), "mac", macs[i].String(), "mtu", p.MTU, "tap", cp.taps[i].Name()}, app.PortMode(ports.ByWorker[0][i], cfg.Workers)...)...)
+			continue
+		}
 		fmt.Fprintf(out, "router: %s %v (MAC %s, MTU %d)\n", p.Name, p.Addr, macs[i], p.MTU)
 		log.Info("port opened", append([]any{"port", p.Name, "addr", p.Addr, "mac", macs[i].String(), "mtu", p.MTU}, app.PortMode(ports.ByWorker[0][i], cfg.Workers)...)...)
 	}
 	fmt.Fprintf(out, "%s, %d worker(s), %d static neighbour(s), %d route(s) besides the connected ones\n\n", cfg.Backend, len(ports.ByWorker), len(cfg.Neigh), len(cfg.Routes))
+
+	if cp != nil {
+		if err := cp.start(pr.demux, len(byWorker), cfg.Batch); err != nil {
+			return app.Tally{}, err
+		}
+		if err := startMirror(cp, pr, log); err != nil {
+			return app.Tally{}, err
+		}
+	}
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -71,6 +99,15 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	for i, wp := range byWorker {
 		w := pr.router.NewWorker(cfg.Batch)
 		hook := src.Trace.Hook(i, w, nil, 1)
+		if cp != nil {
+			wg.Add(1)
+			go func(i int, wp []xmit.Port) {
+				defer wg.Done()
+				runtime.LockOSThread()
+				errs[i] = runCPWorker(wctx, w, cp.x.Worker(i), hook, wp, cfg.Batch, 1024)
+			}(i, wp)
+			continue
+		}
 		resolvers[i] = app.NewResolver(pr.table, pr.demux, cfg.Batch)
 		wg.Add(1)
 		go func(i int, wp []xmit.Port) {
@@ -101,10 +138,20 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		st = append(st, ports.Stats(p))
 	}
 	t := app.NewTally(st, pr.router.Counters())
-	t.AddNeigh(pr.table.Counters())
 	for i := range errs {
 		t.Errors.Add(errs[i])
 	}
+	if cp != nil {
+		cp.x.Close() // the TAPs' goroutines stop; what they still held is counted
+		xc := cp.x.Counters()
+		t.Forwarded += xc.Taken // the kernel's frames, sent on the ports
+		t.Report(out, nil)
+		if !reportCP(out, xc, t.Drops, cp.taps, cp.stats) {
+			return t, fmt.Errorf("linux-cp: accounting mismatch: %+v", xc)
+		}
+		return t, nil
+	}
+	t.AddNeigh(pr.table.Counters())
 	t.Report(out, nil)
 	printNeighbours(out, pr, names)
 	return t, nil
