@@ -34,7 +34,7 @@ import (
 //
 // Direct calls of the loop functions rather than a table of funcs: every pointer passed through a
 // func value escapes (ins, fr), so a caller's stack array of Info would then be allocated on every
-// call (measured with -gcflags=-m). Each loop function is go:noinline: inlined into the switch, a
+// call (go build -gcflags=-m shows it). Each loop function is go:noinline: inlined into the switch, a
 // loop shares the register allocation of a large function and spills.
 
 var le = binary.LittleEndian

@@ -13,10 +13,8 @@
 // three never panic on any input and leave the frame untouched when they fail; errors are the
 // package's sentinels ([ErrBadTag], [ErrTruncated], …).
 // [Tagger.DecodeBatch] and [Tagger.EncodeBatch] do the same for a whole batch with the format
-// chosen once per batch ([Conduit.Recv] decodes that way); prefer them in a forwarder's inner loop.
-// (Each built-in format is its own type behind [Tagger], so a per-frame call lands directly in
-// that format's code, but the call itself, with the caller's registers saved and reloaded around
-// it, costs about as much as a batch form's whole per-frame work.)
+// chosen once per batch ([Conduit.Recv] decodes that way); prefer them in a forwarder's inner loop,
+// where a per-frame call costs about as much as a batch form's whole per-frame work.
 //
 // The layouts are those of the kernel drivers (net/dsa/tag_*.c), which the test vectors quote
 // byte by byte. RX and TX are the tag bytes on frames from and to the switch; ports is how many
@@ -99,7 +97,7 @@
 // Config.Trunks; frames that the tag driver hands to the conduit interface itself (rtl4a without
 // the 0x8899 EtherType) go, unchanged, to [Conduit.LocalPort] with Config.Local.
 //
-// Optional per-frame work costs nothing while it is off (the 2020 netdev DSA lesson): PTP
+// Optional per-frame work costs nothing while it is off: PTP
 // timestamp classification runs only for ports that asked for it with
 // [Conduit.EnableTimestamps], and the check is one load per batch. Build with -tags dsa_noptp to
 // compile the branch out entirely; BenchmarkConduitPTP compares the three.

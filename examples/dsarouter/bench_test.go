@@ -12,7 +12,7 @@ import (
 // event message, one frame in 64 each way an echo request the router answers, no bad frames. One op is one batch of 64 frames; ns/frame and Mpps are the
 // figures. Refilling the conduit and sinking what the router sent (every 48 batches) is not timed.
 //
-// The 2020 netdev lesson: ptp=off must cost what a build without the classifier costs. Compare
+// ptp=off must cost what a build without the classifier costs. Compare
 //
 //	go test -run '^$' -bench Pipeline -count 6 ./examples/dsarouter
 //	go test -run '^$' -bench Pipeline -count 6 -tags dsa_noptp ./examples/dsarouter

@@ -43,8 +43,8 @@ import (
 //
 // The generated <name>x4 takes the same arguments and runs the same prologue. The first
 // len(fr) % 4 frames go through the body once each (fb, ib and rb advancing one frame), in the
-// same function: calling the one-frame loop for them cost a call, spills and a second prologue
-// (lag measured 0.4-0.8 instructions per frame of a 64-frame batch). Then frame k of an
+// same function (calling the one-frame loop for them costs a call, spills and a second
+// prologue). Then frame k of an
 // iteration is the body with fb+k*frameSize, ib+k*infoSize, slow(rb, k*frameSize) and continue
 // turned into a jump to frame k+1; after four frames fb, ib and rb advance by pointer. The
 // frames are visited in order, and no pointer past the last frame is formed: each loop leaves
@@ -148,8 +148,8 @@ func BatchLoops(src []byte) ([]byte, error) {
 			return fmt.Sprintf("fb, rb = unsafe.Add(fb, %d*frameSize), unsafe.Add(rb, %d)\n", k, k)
 		}
 		// The first len(fr) % 4 frames one by one, then four per iteration: nothing but the
-		// loop's own values is live across the four-frame loop (running the remainder after it
-		// kept len(fr) live there and cost ksz9477's encode loop 2 instructions per frame).
+		// loop's own values is live across the four-frame loop (a remainder run after it would
+		// keep len(fr) live there).
 		b, jumps, err := unrollBody(body, dec, 0, "x4one")
 		if err != nil {
 			return fail("%v", err)
