@@ -49,7 +49,7 @@
 // pending between calls.
 //
 // sendmmsg is the default: it forwards from the receive ring without a copy, and the TX ring sends
-// no more frames per second (bench/TX.md). The TX ring spends less CPU of the sending thread per
+// no more frames per second (bench/notes/tx.md). The TX ring spends less CPU of the sending thread per
 // frame, so it is the choice when the sending core's CPU time is what runs out.
 //
 // On systems other than Linux, Open returns an error wrapping errors.ErrUnsupported.
