@@ -147,7 +147,7 @@ func NewConduit(cfg Config) (*Conduit, error) {
 	}
 	if bt, ok := cfg.Tagger.(builtin); ok {
 		c.c = bt.base()
-		c.passUp = cfg.Local && c.c.kind == kRTL4A
+		c.passUp = cfg.Local && c.c.fm.local
 	}
 	for u := 0; u < n; u++ {
 		c.outSw[u], c.outPort[u] = uint8(u/cfg.Ports), uint8(u%cfg.Ports)
