@@ -187,10 +187,14 @@ func (c *Conduit) UserPort(sw, port int) int { return sw*c.ports + port }
 // event port 319 over IPv4/IPv6, behind at most one VLAN tag, as ptp_classify_raw does), counts
 // them in RxPTP and, if the tag carried a timestamp, sets frame.FlagTimestamp and Frame.Meta to
 // the raw value. While no port has it on, Recv does none of that work. Safe from any goroutine;
-// takes effect at the next batch.
+// takes effect at the next batch. In a build with -tags dsa_noptp, where Recv has no classifier,
+// turning it on is an error wrapping errors.ErrUnsupported.
 func (c *Conduit) EnableTimestamps(u int, on bool) error {
 	if u < 0 || u >= c.n {
 		return ErrPort
+	}
+	if on && !ptpCompiled {
+		return errNoPTP
 	}
 	if c.tsPort[u].CompareAndSwap(!on, on) {
 		if on {

@@ -35,7 +35,7 @@ const benchBatches = 48 // per refill: 3072 frames, below the link's depth of 40
 func benchPipeline(b *testing.B, tagger string, ptp bool) {
 	cfg := defaultConfig()
 	cfg.Tagger, cfg.Bad = tagger, 0
-	if ptp {
+	if ptp && ptpBuilt { // without the classifier ptp=on runs with none asked for: the reference
 		cfg.PTP = swNames[:]
 	}
 	r := newRig(b, cfg)
