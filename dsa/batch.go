@@ -82,11 +82,7 @@ func (c *codec) decodeBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reaso
 		panic(errShortResults)
 	}
 	clear(rs[:len(fr)]) // the loops mark only the frames they leave
-	if c.fm.decodeBatch != nil {
-		c.fm.decodeBatch(mem, fr, ins, rs, c)
-	} else {
-		markSlow(rs[:len(fr)])
-	}
+	c.fm.decodeBatch(mem, fr, ins, rs, c)
 	ok := countNone(rs[:len(fr)])
 	if ok == len(fr) {
 		return ok
@@ -166,6 +162,13 @@ func addLenHead(f *frame.Frame, lh, d uint32) {
 	}
 }
 
+// allSlowDecode and allSlowEncode stand for the batch loops of a format without its own: every frame goes
+// to the per-frame code.
+func allSlowDecode(_ []byte, fr []frame.Frame, _ []Info, rs []Reason, _ *codec) {
+	markSlow(rs[:len(fr)])
+}
+func allSlowEncode(_ *codec, _ []byte, _ []frame.Frame, _ Dest, rs []Reason) { markSlow(rs) }
+
 // markSlow hands every frame to the per-frame code (a Dest the fast loops do not cover).
 func markSlow(rs []Reason) {
 	for i := range rs {
@@ -230,10 +233,6 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 	bad := c.checkDest(d)
 	if bad != ReasonNone || c.spec.Position == PosNone {
 		return encNoneAll(fr, rs, bad)
-	}
-	if c.fm.encodeBatch == nil {
-		markSlow(rs)
-		return c.slowEncode(mem, fr, d, rs, 0)
 	}
 	clear(rs) // the loops mark only the frames they leave
 	c.fm.encodeBatch(c, mem, fr, d, rs)

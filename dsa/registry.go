@@ -89,6 +89,12 @@ type codec struct {
 // codecs holds the codec of every registry entry, in the same order.
 var codecs = func() (cs [len(registry)]codec) {
 	for i, fm := range registry {
+		if fm.decodeBatch == nil {
+			fm.decodeBatch = allSlowDecode
+		}
+		if fm.encodeBatch == nil {
+			fm.encodeBatch = allSlowEncode
+		}
 		cs[i] = codec{spec: fm.spec, mask: PortMask(uint64(1)<<uint(fm.spec.Ports) - 1), tpid: fm.tpid, fm: fm}
 	}
 	return cs
