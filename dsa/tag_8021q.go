@@ -21,10 +21,10 @@ func fmt8021Q(name string, tpid uint16) format {
 	return format{
 		spec:        spec(name, PosSA, 4, 4, 0, 16, false),
 		tpid:        tpid,
-		parse:       func(c *codec, p []byte, in *Info) Reason { return parse8021Q(p, c.tpid, in) },
+		parse:       parse8021Q,
 		decode:      dec8021Q,
 		decodeBatch: dec8021QBatchx4,
-		encode:      func(c *codec, mem []byte, f *frame.Frame, d Dest) Reason { return enc8021Q(mem, f, d, c.tpid) },
+		encode:      enc8021Q,
 		encodeBatch: encode8021Q,
 		bridge:      true,
 		swEncode:    rx8021Q,
@@ -65,11 +65,11 @@ func ParseTag8021QVID(vid uint16) (sw, port, vbid int, ok bool) {
 
 // parse8021Q: a VLAN tag with the tagger's TPID whose VID has RSV = 0b11. Anything else is an
 // ordinary VLAN frame, not a switch tag (Linux then keeps the tag and looks the VID up elsewhere).
-func parse8021Q(p []byte, tpid uint16, in *Info) Reason {
+func parse8021Q(c *codec, p []byte, in *Info) Reason {
 	if len(p) < minFrame+4 {
 		return ReasonTruncated
 	}
-	return q8021Info(be32(p[12:16]), tpid, in)
+	return q8021Info(be32(p[12:16]), c.tpid, in)
 }
 
 func q8021Info(w uint32, tpid uint16, in *Info) Reason {
@@ -88,7 +88,7 @@ func q8021Info(w uint32, tpid uint16, in *Info) Reason {
 
 // enc8021Q inserts TPID, PCP<<13 | VID (dsa_8021q_xmit): the standalone VID of (Switch, port), or
 // the bridge VID when Dest.Bridge is set.
-func enc8021Q(mem []byte, f *frame.Frame, d Dest, tpid uint16) Reason {
+func enc8021Q(c *codec, mem []byte, f *frame.Frame, d Dest) Reason {
 	if d.Switch > 7 || d.Bridge > 7 {
 		return ReasonPort
 	}
@@ -103,7 +103,7 @@ func enc8021Q(mem []byte, f *frame.Frame, d Dest, tpid uint16) Reason {
 	}
 	p := pushSA(mem, f, 4)
 	tci := uint16(d.Prio&7)<<13 | vid
-	p[12], p[13], p[14], p[15] = byte(tpid>>8), byte(tpid), byte(tci>>8), byte(tci)
+	p[12], p[13], p[14], p[15] = byte(c.tpid>>8), byte(c.tpid), byte(tci>>8), byte(tci)
 	return ReasonNone
 }
 
