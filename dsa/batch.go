@@ -167,7 +167,7 @@ func addLenHead(f *frame.Frame, lh, d uint32) {
 func allSlowDecode(_ []byte, fr []frame.Frame, _ []Info, rs []Reason, _ *codec) {
 	markSlow(rs[:len(fr)])
 }
-func allSlowEncode(_ *codec, _ []byte, _ []frame.Frame, _ Dest, rs []Reason) { markSlow(rs) }
+func allSlowEncode(_ []byte, _ []frame.Frame, rs []Reason, _ Dest, _ *codec) { markSlow(rs) }
 
 // markSlow hands every frame to the per-frame code (a Dest the fast loops do not cover).
 func markSlow(rs []Reason) {
@@ -223,9 +223,10 @@ func (c *codec) slowEncode(mem []byte, fr []frame.Frame, d Dest, rs []Reason, ok
 	return ok
 }
 
-// encodeBatch is encode over every frame of fr toward d, with d validated and the format chosen
+// EncodeBatch is encode over every frame of b toward d, with d validated and the format chosen
 // once per batch; the format's encodeBatch builds the tag it writes once.
-func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) int {
+func (c *codec) EncodeBatch(b *frame.Batch, d Dest, rs []Reason) int {
+	mem, fr := b.Mem, b.Frames
 	if len(rs) < len(fr) {
 		panic(errShortResults)
 	}
@@ -235,7 +236,7 @@ func (c *codec) encodeBatch(mem []byte, fr []frame.Frame, d Dest, rs []Reason) i
 		return encNoneAll(fr, rs, bad)
 	}
 	clear(rs) // the loops mark only the frames they leave
-	c.fm.encodeBatch(c, mem, fr, d, rs)
+	c.fm.encodeBatch(mem, fr, rs, d, c)
 	ok := countNone(rs)
 	if ok == len(fr) {
 		return ok

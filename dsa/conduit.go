@@ -340,7 +340,6 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 func (c *Conduit) Send(b *frame.Batch, drop *frame.Batch) int {
 	drop = c.dropBatch(b, drop)
 	fr := b.Frames
-	mem := b.Mem
 	keep := 0
 	for i := range fr {
 		f := &fr[i]
@@ -348,10 +347,9 @@ func (c *Conduit) Send(b *frame.Batch, drop *frame.Batch) int {
 		r := ReasonPort
 		if u < c.n {
 			d := Dest{Ports: 1 << c.outPort[u], Switch: c.outSw[u], Prio: c.prio, Flags: c.txFlags}
-			if c.c != nil {
-				r = c.c.encode(mem, f, d)
-			} else {
-				r = reasonOf(c.t.Encode(b, i, d))
+			r = ReasonNone
+			if err := c.t.Encode(b, i, d); err != nil { // a built-in tagger's fast path first
+				r = reasonOf(err)
 			}
 		}
 		if r != ReasonNone {
@@ -379,16 +377,13 @@ func (c *Conduit) SendTo(b *frame.Batch, d Dest, drop *frame.Batch) int {
 	drop = c.dropBatch(b, drop)
 	d.Flags |= c.txFlags
 	fr := b.Frames
-	mem := b.Mem
 	keep := 0
 	var frames, bytes uint64
 	for i := range fr {
 		f := &fr[i]
-		var r Reason
-		if c.c != nil {
-			r = c.c.encode(mem, f, d)
-		} else {
-			r = reasonOf(c.t.Encode(b, i, d))
+		r := ReasonNone
+		if err := c.t.Encode(b, i, d); err != nil {
+			r = reasonOf(err)
 		}
 		if r != ReasonNone {
 			c.dropPend[r]++

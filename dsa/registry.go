@@ -23,7 +23,7 @@ type format struct {
 	// encodeBatch tags the common frames of fr and marks the others reasonSlow (nil: every frame
 	// goes to encode). bridge: a Dest with Bridge set needs no port (tag_8021q).
 	encode      func(c *codec, mem []byte, f *frame.Frame, d Dest) Reason
-	encodeBatch func(c *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason)
+	encodeBatch func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, c *codec)
 	bridge      bool
 
 	// local: a frame without the tag's EtherType belongs to the conduit interface itself
@@ -123,11 +123,6 @@ func (c *codec) decodeOne(mem []byte, f *frame.Frame, in *Info) Reason {
 // DecodeBatch decodes every frame of b in place.
 func (c *codec) DecodeBatch(b *frame.Batch, ins []Info, rs []Reason) int {
 	return c.decodeBatch(b.Mem, b.Frames, ins, rs)
-}
-
-// EncodeBatch tags every frame of b in place toward d.
-func (c *codec) EncodeBatch(b *frame.Batch, d Dest, rs []Reason) int {
-	return c.encodeBatch(b.Mem, b.Frames, d, rs)
 }
 
 // checkDest validates d against the format's TX port field.

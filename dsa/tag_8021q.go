@@ -168,7 +168,7 @@ var q8021HeadP = &q8021Head
 
 // encode8021Q tags the batch with the standalone VID of (Switch, port), or the bridge VID; a
 // switch or bridge out of range takes every frame to the general code, which reports it.
-func encode8021Q(c *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+func encode8021Q(mem []byte, fr []frame.Frame, rs []Reason, d Dest, c *codec) {
 	if d.Switch > 7 || d.Bridge > 7 {
 		markSlow(rs)
 		return

@@ -16,7 +16,7 @@ var fmtAR9331 = format{
 	decode:      decAR9331,
 	decodeBatch: decAR9331Batchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encAR9331(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// LE16 version 1<<14 | FROM_CPU bit 6 | reserved 0b11 <<4 | port.
 		encPrefixBatchx4(mem, fr, rs, uint32(1<<14|1<<6|3<<4|d.Ports.First()), 2)
 	},

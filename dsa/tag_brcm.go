@@ -16,7 +16,7 @@ var fmtBrcm = format{
 	decode:      decBrcm,
 	decodeBatch: decBrcmBatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encBrcm(mem, f, d, false) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		encBrcmBatchx4(mem, fr, rs, brcmTag(d.Ports, d.Prio))
 	},
 	swEncode: func(_ *codec, mem []byte, f *frame.Frame, in Info) Reason { return rxBrcm(mem, f, in, false) },
@@ -37,7 +37,7 @@ var fmtBrcmPrepend = format{
 	decode:      decBrcmPrepend,
 	decodeBatch: decBrcmPrependBatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encBrcm(mem, f, d, true) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		encBrcmPrependBatchx4(mem, fr, rs, brcmTag(d.Ports, d.Prio))
 	},
 	swEncode: func(_ *codec, mem []byte, f *frame.Frame, in Info) Reason { return rxBrcm(mem, f, in, true) },

@@ -14,7 +14,7 @@ var fmtGSWIP = format{
 	decode:      decGSWIP,
 	decodeBatch: decGSWIPBatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encGSWIP(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// SLPID CPU (2), DPID ELAN (0), PORT_MAP_EN|PORT_MAP_SEL (0xC0), port map[6:1] | DPID_EN.
 		encPrefixBatchx4(mem, fr, rs, 2|0xc0<<16|uint32(byte(d.Ports<<1)&0x7e|1)<<24, 4)
 	},

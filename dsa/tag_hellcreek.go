@@ -15,7 +15,7 @@ var fmtHellcreek = format{
 	decode:      decKSZ8795,
 	decodeBatch: decTail1Batchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encHellcreek(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		encTail1Batchx4(mem, fr, rs, uint32(byte(d.Ports)), uint32(byte(d.Ports)))
 	},
 	swEncode: rxTail1,

@@ -26,7 +26,7 @@ var fmtKSZ8795 = format{
 	encode: func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason {
 		return encKSZ(mem, f, d, 1, false, uint16(d.Ports), 1<<6)
 	},
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		t := byte(d.Ports)
 		encTail1Batchx4(mem, fr, rs, uint32(t), uint32(t|1<<6))
 	},
@@ -52,7 +52,7 @@ var fmtKSZ9477 = format{
 	encode: func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason {
 		return encKSZ(mem, f, d, 2, true, uint16(d.Ports)|uint16(d.Prio&3)<<7, 1<<9)
 	},
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		if d.Flags&DestTimestamp != 0 {
 			markSlow(rs)
 			return
@@ -82,7 +82,7 @@ var fmtKSZ9893 = format{
 	encode: func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason {
 		return encKSZ(mem, f, d, 1, true, uint16(d.Ports)|uint16(d.Prio&3)<<3, 1<<5)
 	},
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		if d.Flags&DestTimestamp != 0 {
 			markSlow(rs)
 			return
@@ -113,7 +113,7 @@ var fmtLAN937x = format{
 	encode: func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason {
 		return encKSZ(mem, f, d, 2, true, uint16(d.Ports)|uint16(d.Prio&7)<<8|1<<13, 1<<11)
 	},
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		if d.Flags&DestTimestamp != 0 {
 			markSlow(rs)
 			return

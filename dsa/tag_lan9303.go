@@ -15,7 +15,7 @@ var fmtLAN9303 = format{
 	decode:      decLAN9303,
 	decodeBatch: decLAN9303Batchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encLAN9303(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// Not bridged: 0x8100, port | STP_OVERRIDE (bit 4). Bridged unicast depends on the DA:
 		// the slow path.
 		if d.Flags&DestBridged != 0 {

@@ -334,7 +334,7 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *code
 
 // encodeDSA and encodeEDSA build the tag once and tag the batch; a switch index out of range
 // takes every frame to the general code, which reports it.
-func encodeDSA(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+func encodeDSA(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 	if d.Switch > 0x1f {
 		markSlow(rs)
 		return
@@ -342,7 +342,7 @@ func encodeDSA(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
 	encDSABatchx4(mem, fr, rs, bswap32(mvTxWord(d)))
 }
 
-func encodeEDSA(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+func encodeEDSA(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 	if d.Switch > 0x1f {
 		markSlow(rs)
 		return

@@ -14,7 +14,7 @@ var fmtMTK = format{
 	decode:      decMTK,
 	decodeBatch: decMTKBatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encMTK(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// b0 = 0 (untagged), b1 = port mask, b2-b3 = 0; with DestPad, frames under 60 bytes
 		// (padding) take the slow path.
 		encMTKBatchx4(mem, fr, rs, uint32(d.Ports&0x3f)<<8, uint16(max(minFrame, mtkPadTo(d))))

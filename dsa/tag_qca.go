@@ -14,7 +14,7 @@ var fmtQCA = format{
 	decode:      decQCA,
 	decodeBatch: decQCABatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encQCA(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// version 2 <<14 | priority[13:11] | FROM_CPU bit 7 | port mask[6:0].
 		encQCABatchx4(mem, fr, rs, bswap16(uint16(2)<<14|uint16(d.Prio&7)<<11|1<<7|uint16(d.Ports)&0x7f))
 	},

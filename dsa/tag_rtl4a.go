@@ -14,7 +14,7 @@ var fmtRTL4A = format{
 	decode:      decRTL4A,
 	decodeBatch: decRTL4ABatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encRTL4A(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// 0x8899, 0xA<<12 | BIT(port); frames under 60 bytes (padding) take the slow path.
 		encSA4Batchx4(mem, fr, rs, 0x9988|uint32(bswap16(0xa<<12|uint16(d.Ports)&0xff))<<16, 60)
 	},

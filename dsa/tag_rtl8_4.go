@@ -16,7 +16,7 @@ var fmtRTL84 = format{
 	decode:      decRTL84,
 	decodeBatch: decRTL84Batchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encRTL84(mem, f, d, false) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		encRTL84Batchx4(mem, fr, rs, rtl84Tag(d.Ports))
 	},
 	swEncode: func(_ *codec, mem []byte, f *frame.Frame, in Info) Reason { return rxRTL84(mem, f, in, false) },
@@ -37,7 +37,7 @@ var fmtRTL84T = format{
 	decode:      decRTL84T,
 	decodeBatch: decRTL84TBatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encRTL84(mem, f, d, true) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		encTail8Batchx4(mem, fr, rs, rtl84Tag(d.Ports))
 	},
 	swEncode: func(_ *codec, mem []byte, f *frame.Frame, in Info) Reason { return rxRTL84(mem, f, in, true) },

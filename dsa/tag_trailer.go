@@ -14,7 +14,7 @@ var fmtTrailer = format{
 	decode:      decTrailer,
 	decodeBatch: decTrailerBatchx4,
 	encode:      func(_ *codec, mem []byte, f *frame.Frame, d Dest) Reason { return encTrailer(mem, f, d) },
-	encodeBatch: func(_ *codec, mem []byte, fr []frame.Frame, d Dest, rs []Reason) {
+	encodeBatch: func(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 		// 0x80, BIT(port), 0x10, 0x00.
 		encTail4Batchx4(mem, fr, rs, 0x80|uint32(byte(d.Ports))<<8|0x10<<16)
 	},
