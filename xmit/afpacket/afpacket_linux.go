@@ -419,7 +419,7 @@ func (p *Port) ready() bool {
 // Recv implements xmit.Port: it fills b with up to b.Cap() frames from the ring, without copying
 // (see the type's documentation on ownership). It never blocks; see Wait. In blocks of small frames
 // it reads the ring's cache lines up to 2 KiB ahead of its walk, so that the frames' lines (headers
-// and first bytes) arrive in parallel rather than one frame after another (bench/RX.md).
+// and first bytes) arrive in parallel rather than one frame after another (bench/notes/rx.md).
 func (p *Port) Recv(b *frame.Batch) (int, error) {
 	if len(b.Frames) != 0 {
 		return 0, xmit.ErrNotEmpty

@@ -11,8 +11,8 @@ const (
 	DefaultBlockSize = 128 << 10 // bytes per RX ring block (~900 frames of 60 bytes)
 	// DefaultBlockCount is the number of RX ring blocks (16 MiB in all). With a short RetireTimeout
 	// the kernel hands blocks over part-full, so the ring holds BlockCount x RetireTimeout of traffic
-	// at most whatever its size: 128 blocks bear a consumer stalled for ~100 ms at 1 Mpps (16 blocks,
-	// the old default, dropped frames after a 16 ms stall; see bench/RX.md).
+	// at most whatever its size: 128 blocks bear a consumer stalled for ~100 ms at 1 Mpps (16 blocks
+	// would drop frames after a 16 ms stall; see bench/notes/rx.md).
 	DefaultBlockCount    = 128
 	DefaultFrameSize     = 2048 // nominal tp_frame_size (TPACKET_V3 places frames back to back)
 	DefaultRetireTimeout = time.Millisecond
