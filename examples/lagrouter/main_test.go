@@ -179,7 +179,7 @@ func TestLACP(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := defaultConfig()
 			cfg.LAG, cfg.LACPActive, cfg.Log = "802.3ad", c.active, c.log
-			r, out, logs := lacpRunAggregated(t, cfg, 500*time.Millisecond)
+			r, out, logs := lacpRunAggregated(t, cfg, 2*time.Second) // ARP for the hosts starts over once the members carry traffic
 			if r.LACP == nil || !r.LACP.Up || r.Partner == nil || !r.Partner.Up {
 				t.Fatalf("aggregate not up: ours %+v, partner %+v\n%s%s", r.LACP, r.Partner, out, logs)
 			}
