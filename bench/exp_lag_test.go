@@ -2,7 +2,7 @@ package bench
 
 import "testing"
 
-// BenchmarkExpLAG is issue 7's LAG experiment: BenchmarkPipeline's whole pipeline (stage +enqueue)
+// BenchmarkExpLAG is the LAG experiment: BenchmarkPipeline's whole pipeline (stage +enqueue)
 // with the trunk a two-member aggregate whose member choice is the last stage before the TX queue,
 // round-robin (balance-rr: per-worker position, no shared counter) against balance-xor with the
 // layer3+4 hash (the frame's addresses and ports read for every frame), plus layer2+3 and layer2

@@ -37,7 +37,7 @@ func drainSize(name string) (frames uint64, settle time.Duration) {
 
 // BenchmarkRecvDrain measures how fast each receiver empties a full ring: what it costs to receive
 // when frames are waiting, which BenchmarkRecv and BenchmarkRecvXDPLive cannot show because on veth
-// the kernel's copy into the ring runs on the sender's CPU and the sender sets the rate (see RX.md).
+// the kernel's copy into the ring runs on the sender's CPU and the sender sets the rate (see notes/rx.md).
 //
 // Each cycle has two phases. Fill: the receiver does nothing while the sendmmsg sender (the same for
 // every receiver, pinned to CPU 1) puts drainSize 60-byte UDP frames through the veth into its ring,

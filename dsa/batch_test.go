@@ -353,7 +353,7 @@ func TestBatchPackedArenas(t *testing.T) {
 }
 
 // TestBatchShortResults: fewer Infos or Reasons than frames is a programming error the batch
-// codecs report with a panic, even when the short slices have the capacity (they used to write the
+// codecs report with a panic, even when the short slices have the capacity (rather than write the
 // results past the slices' lengths, unseen by the caller).
 func TestBatchShortResults(t *testing.T) {
 	tg, err := ByName("edsa")

@@ -55,8 +55,8 @@ func newRing(b *testing.B, data []byte) *ring {
 }
 
 // restore puts all 64 frames back: descriptors in one copy, then the head bytes, each as one
-// 20-byte array assignment (a 16-byte and a 4-byte store; a copy of a slice would be a call of
-// memmove per frame, which used to cost the restore pass 52 instructions per frame).
+// 20-byte array assignment (a 16-byte and a 4-byte store, where a copy of a slice would call
+// memmove for every frame).
 func (r *ring) restore() {
 	copy(r.b.Frames, r.orig)
 	src := r.src
@@ -287,8 +287,8 @@ func BenchmarkConduitSend(b *testing.B) {
 	}
 }
 
-// BenchmarkConduitPTP is the 2020 netdev lesson: the optional per-frame PTP work (classifying
-// every frame of a port that asked for timestamps) must cost nothing while no port asked.
+// BenchmarkConduitPTP: the optional per-frame PTP work (classifying every frame of a port that
+// asked for timestamps) must cost nothing while no port asked.
 // ts=off runs with no port enabled; ts=on with every port enabled (each frame classified). Run it
 // again with -tags dsa_noptp, where the branch does not exist, and compare ts=off across builds.
 func BenchmarkConduitPTP(b *testing.B) {

@@ -147,7 +147,7 @@ func NewConduit(cfg Config) (*Conduit, error) {
 	}
 	if bt, ok := cfg.Tagger.(builtin); ok {
 		c.c = bt.base()
-		c.passUp = cfg.Local && c.c.kind == kRTL4A
+		c.passUp = cfg.Local && c.c.fm.local
 	}
 	for u := 0; u < n; u++ {
 		c.outSw[u], c.outPort[u] = uint8(u/cfg.Ports), uint8(u%cfg.Ports)
@@ -187,10 +187,14 @@ func (c *Conduit) UserPort(sw, port int) int { return sw*c.ports + port }
 // event port 319 over IPv4/IPv6, behind at most one VLAN tag, as ptp_classify_raw does), counts
 // them in RxPTP and, if the tag carried a timestamp, sets frame.FlagTimestamp and Frame.Meta to
 // the raw value. While no port has it on, Recv does none of that work. Safe from any goroutine;
-// takes effect at the next batch.
+// takes effect at the next batch. In a build with -tags dsa_noptp, where Recv has no classifier,
+// turning it on is an error wrapping errors.ErrUnsupported.
 func (c *Conduit) EnableTimestamps(u int, on bool) error {
 	if u < 0 || u >= c.n {
 		return ErrPort
+	}
+	if on && !ptpCompiled {
+		return errNoPTP
 	}
 	if c.tsPort[u].CompareAndSwap(!on, on) {
 		if on {
@@ -336,7 +340,6 @@ func (c *Conduit) demux(b, drop *frame.Batch, s, keep int, ts bool) int {
 func (c *Conduit) Send(b *frame.Batch, drop *frame.Batch) int {
 	drop = c.dropBatch(b, drop)
 	fr := b.Frames
-	mem := b.Mem
 	keep := 0
 	for i := range fr {
 		f := &fr[i]
@@ -344,10 +347,9 @@ func (c *Conduit) Send(b *frame.Batch, drop *frame.Batch) int {
 		r := ReasonPort
 		if u < c.n {
 			d := Dest{Ports: 1 << c.outPort[u], Switch: c.outSw[u], Prio: c.prio, Flags: c.txFlags}
-			if c.c != nil {
-				r = c.c.encode(mem, f, d)
-			} else {
-				r = reasonOf(c.t.Encode(b, i, d))
+			r = ReasonNone
+			if err := c.t.Encode(b, i, d); err != nil { // a built-in tagger's fast path first
+				r = reasonOf(err)
 			}
 		}
 		if r != ReasonNone {
@@ -375,16 +377,13 @@ func (c *Conduit) SendTo(b *frame.Batch, d Dest, drop *frame.Batch) int {
 	drop = c.dropBatch(b, drop)
 	d.Flags |= c.txFlags
 	fr := b.Frames
-	mem := b.Mem
 	keep := 0
 	var frames, bytes uint64
 	for i := range fr {
 		f := &fr[i]
-		var r Reason
-		if c.c != nil {
-			r = c.c.encode(mem, f, d)
-		} else {
-			r = reasonOf(c.t.Encode(b, i, d))
+		r := ReasonNone
+		if err := c.t.Encode(b, i, d); err != nil {
+			r = reasonOf(err)
 		}
 		if r != ReasonNone {
 			c.dropPend[r]++

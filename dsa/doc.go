@@ -13,13 +13,11 @@
 // three never panic on any input and leave the frame untouched when they fail; errors are the
 // package's sentinels ([ErrBadTag], [ErrTruncated], …).
 // [Tagger.DecodeBatch] and [Tagger.EncodeBatch] do the same for a whole batch with the format
-// chosen once per batch ([Conduit.Recv] decodes that way); prefer them in a forwarder's inner loop.
-// (Each built-in format is its own type behind [Tagger], so a per-frame call lands directly in
-// that format's code, but the call itself, with the caller's registers saved and reloaded around
-// it, costs about as much as a batch form's whole per-frame work.)
+// chosen once per batch ([Conduit.Recv] decodes that way); prefer them in a forwarder's inner loop,
+// where a per-frame call costs about as much as a batch form's whole per-frame work.
 //
 // The layouts are those of the kernel drivers (net/dsa/tag_*.c), which the test vectors quote
-// byte by byte. RX and TX are the tag bytes on frames from and to the switch; ports is how many
+// byte by byte; each family's code is in tag_<family>.go. RX and TX are the tag bytes on frames from and to the switch; ports is how many
 // ports the TX field can address and whether it takes a mask.
 //
 //	name           file                  position    RX  TX   pad  ports
@@ -99,10 +97,38 @@
 // Config.Trunks; frames that the tag driver hands to the conduit interface itself (rtl4a without
 // the 0x8899 EtherType) go, unchanged, to [Conduit.LocalPort] with Config.Local.
 //
-// Optional per-frame work costs nothing while it is off (the 2020 netdev DSA lesson): PTP
+// Optional per-frame work costs nothing while it is off: PTP
 // timestamp classification runs only for ports that asked for it with
 // [Conduit.EnableTimestamps], and the check is one load per batch. Build with -tags dsa_noptp to
 // compile the branch out entirely; BenchmarkConduitPTP compares the three.
+//
+// # Adding a tag format
+//
+// Each format family is one file, tag_<family>.go, after Linux's net/dsa/tag_<family>.c; the
+// registry table in registry.go lists the formats, and nothing else in the package names one. To
+// add a format:
+//
+//  1. Write tag_<family>.go with a format value (its fields are documented in registry.go): the
+//     Spec (spec: position, RX and TX lengths, padding, port width), parse and decode (the
+//     general receive code, which strips the tag in place), encode (the general transmit code,
+//     after the Dest was checked against the port width), and the switch side: swEncode writes
+//     the RX tag, swDecode reads the TX tag, malformed corrupts an RX tag the way a broken switch
+//     would. The helpers in tagbytes.go open and close the room for a tag.
+//  2. Add the value to registry. The format now works everywhere (Tagger, Conduit, SwitchSide),
+//     every frame through the general code.
+//  3. Add its test vectors, quoting the kernel driver's bytes: rxVectors and txVectors
+//     (vectors_test.go), the independent transcriptions of the driver (kernelDecode, kernelEncode
+//     and txField in kernel_oracle_test.go; naiveRx, naiveTx and rxWidth in oracle_test.go), and a
+//     FuzzX target in fuzz_test.go with its seed corpus (DSA_WRITE_SEEDS=1 go test -run
+//     TestWriteFuzzSeeds). TestVectorsCoverAllTaggers and TestFuzzTargetsCoverAllTaggers fail until
+//     they exist.
+//  4. For speed, optionally: a one-frame batch loop decXBatch (and encXBatch) in the form
+//     internal/unroll accepts (see batch.go), set as decodeBatch (encodeBatch) in the format, whose
+//     four-frame copy go generate ./dsa writes to batch_x4.go; and a Tagger type embedding codec
+//     with Decode and Encode fast paths that fall back to decodeSlow and encodeSlow. The
+//     differential tests (TestBatchMatchesPerFrame, TestFastMatchesGeneral, the fuzz targets)
+//     hold them to the general code.
+//  5. Add its row to the table above.
 //
 // # Fuzzing
 //

@@ -229,9 +229,8 @@ type Spec struct {
 // untouched when they fail (*in is then unspecified). Parse is the read-only form of Decode over
 // plain bytes.
 //
-// Decode fills the caller's Info rather than returning one: the callee writes the fields it knows
-// with narrow stores and the caller reads the ones it needs, so no wide copy of freshly written
-// bytes stalls on store forwarding (as vlan.Parse does with its *Header).
+// Decode fills the caller's Info rather than returning one: a returned struct is copied right
+// after it is written, which costs more than the decode.
 //
 // DecodeBatch and EncodeBatch are the batch forms: the format is chosen once per batch, not per frame.
 // DecodeBatch decodes every frame of b in place as Decode does, storing frame i's Info in ins[i] and

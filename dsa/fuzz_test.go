@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
@@ -229,18 +231,23 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 }
 
-// fuzzName maps a tag protocol name to its fuzz target.
-func fuzzName(name string) string {
-	m := map[string]string{
-		"none": "FuzzNone", "dsa": "FuzzDSA", "edsa": "FuzzEDSA", "brcm": "FuzzBrcm", "brcm-prepend": "FuzzBrcmPrepend",
-		"qca": "FuzzQCA", "mtk": "FuzzMTK", "ksz8795": "FuzzKSZ8795", "ksz9477": "FuzzKSZ9477", "ksz9893": "FuzzKSZ9893",
-		"lan937x": "FuzzLAN937x", "rtl4a": "FuzzRTL4A", "rtl8_4": "FuzzRTL84", "rtl8_4t": "FuzzRTL84T",
-		"ocelot-8021q": "FuzzOcelot8021Q", "vsc73xx-8021q": "FuzzVSC73xx8021Q", "sja1105": "FuzzSJA1105",
-		"ar9331": "FuzzAR9331", "gswip": "FuzzGSWIP", "hellcreek": "FuzzHellcreek", "lan9303": "FuzzLAN9303",
-		"trailer": "FuzzTrailer",
+// fuzzTargets maps each tag protocol name to its fuzz target, read from the FuzzX functions of
+// this file (each a one-line call of fuzzTagger), so that a new format needs only its target.
+// Tests run in the package directory; the file is read when a test asks.
+var fuzzTargets = sync.OnceValue(func() map[string]string {
+	src, err := os.ReadFile("fuzz_test.go")
+	if err != nil {
+		panic(err)
 	}
-	return m[name]
-}
+	m := map[string]string{}
+	for _, sm := range regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\) +\{ fuzzTagger\(f, "([^"]+)"\) \}$`).FindAllSubmatch(src, -1) {
+		m[string(sm[2])] = string(sm[1])
+	}
+	return m
+})
+
+// fuzzName is the fuzz target of a tag protocol name ("" if it has none).
+func fuzzName(name string) string { return fuzzTargets()[name] }
 
 func TestFuzzTargetsCoverAllTaggers(t *testing.T) {
 	for _, n := range Names() {

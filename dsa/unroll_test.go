@@ -8,13 +8,14 @@ import (
 	"github.com/wirespeed/wirespeed/dsa/internal/unroll"
 )
 
-// TestUnrolled: batch_x4.go is what internal/unroll makes of batch.go (go generate ./dsa rewrites it).
+// TestUnrolled: batch_x4.go is what internal/unroll makes of batch.go and the tag_*.go files
+// (go generate ./dsa rewrites it).
 func TestUnrolled(t *testing.T) {
-	src, err := os.ReadFile("batch.go")
+	srcs, err := unroll.PackageSources(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := unroll.BatchLoops(src)
+	want, err := unroll.BatchLoops(srcs...)
 	if err != nil {
 		t.Fatal(err)
 	}

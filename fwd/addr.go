@@ -18,10 +18,15 @@ const (
 // space, so that one OR of two table loads tells whether either address needs a closer look.
 var dstClass, srcClass [256]uint8
 
+// martian is non-zero for the first octets of either class table: one table for both addresses of
+// the forwarding path's test (the two tables flag the same octets, for different reasons).
+var martian [256]uint8
+
 func init() {
 	for o := range 256 {
 		dstClass[o] = addrClass(uint32(o) << 24)
 		srcClass[o] = dstClass[o]
+		martian[o] = dstClass[o] | srcClass[o]
 	}
 }
 
@@ -65,7 +70,11 @@ type addrSet struct {
 	shift  uint8
 }
 
-func filterBit(a uint32) uint32 { return (a * 0x9e3779b1) >> 16 }
+// filterHash is a's hash for the filter: its top 10 bits pick the word, its low 6 bits the bit
+// (the low bits of a multiplicative hash depend only on a's low bits, which differ between the
+// addresses of one subnet; the forwarding path tests the bit with one instruction, which takes the
+// bit number modulo 64 itself).
+func filterHash(a uint32) uint32 { return a * 0x9e3779b1 }
 
 func newAddrSet(es []addrEntry) (addrSet, error) {
 	n := 64
@@ -76,7 +85,7 @@ func newAddrSet(es []addrEntry) (addrSet, error) {
 		return addrSet{}, fmt.Errorf("%d local addresses: too many", len(es))
 	}
 	s := addrSet{filter: new([1 << 10]uint64), keys: make([]uint32, n), vals: make([]addrEntry, n)}
-	for 1<<(32-s.shift) > n {
+	for uint64(1)<<(32-s.shift) > uint64(n) { // (uint64: 1<<32 overflows a 32-bit int)
 		s.shift++
 	}
 	for _, e := range es {
@@ -95,8 +104,8 @@ func newAddrSet(es []addrEntry) (addrSet, error) {
 			continue
 		}
 		s.keys[i], s.vals[i] = e.addr, e
-		h := filterBit(e.addr)
-		s.filter[h>>6] |= 1 << (h & 63)
+		h := filterHash(e.addr)
+		s.filter[h>>22] |= 1 << (h & 63)
 	}
 	return s, nil
 }
@@ -105,8 +114,8 @@ func (s *addrSet) slot(a uint32) uint32 { return (a * 0x9e3779b1) >> s.shift }
 
 // maybe reports whether a's filter bit is set: false means a is surely not in the set.
 func (s *addrSet) maybe(a uint32) bool {
-	h := filterBit(a)
-	return s.filter[(h>>6)&(1<<10-1)]&(1<<(h&63)) != 0
+	h := filterHash(a)
+	return s.filter[h>>22]&(1<<(h&63)) != 0
 }
 
 // find returns a's entry.

@@ -127,3 +127,32 @@ func TestTapSamplingAndZeroAllocs(t *testing.T) {
 		t.Fatalf("tap saw %d of %d frames, want every 4th: %d", got, (runs+1)*32, want)
 	}
 }
+
+// TestEgressReplaced: an Output.Egress batch the caller replaced between two batches receives the
+// next batch's forwarded frames (the adjacency cache points to the egress batches and notices).
+func TestEgressReplaced(t *testing.T) {
+	g := newRig(t)
+	data := pkt{vid: 10, dstMAC: macV10, dst: far, ttl: 64, size: 30}.bytes(t)
+	run := func() (*Output, int) {
+		b := g.batch(t, data, data, data)
+		o := g.w.Process(0, b)
+		for p := range o.Egress {
+			if len(o.Egress[p].Frames) == 3 {
+				return o, p
+			}
+		}
+		t.Fatalf("no egress batch holds the 3 frames")
+		return nil, 0
+	}
+	o, p := run()
+	old := o.Egress[p]
+	repl := frame.NewBatch(64)
+	o.Egress[p] = repl
+	old.Free()
+	o, q := run()
+	if q != p || o.Egress[p] != repl || len(repl.Frames) != 3 || len(old.Frames) != 0 {
+		t.Fatalf("port %d (want %d): replaced batch holds %d frames, old %d", q, p, len(repl.Frames), len(old.Frames))
+	}
+	repl.Free()
+	g.checkNoLeak(t)
+}

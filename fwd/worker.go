@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
@@ -43,16 +44,19 @@ type Tap interface {
 
 // Worker forwards batches for one goroutine. Its counters are plain increments published by Flush.
 type Worker struct {
-	r    *Router
-	vw   *vlan.Worker
-	dst  []uint32
-	nh   []uint32
-	out  Output
-	drop *frame.Batch // the batch's dropped frames, released at the end of Process
-	cnt  [numCounters]uint64
-	pub  [numCounters]atomic.Uint64
-	macs []uint64 // per interface ID, the router's MAC as mac48 reads it
-	ipid uint16
+	r      *Router
+	vw     *vlan.Worker
+	dst    []uint32
+	nh     []uint32
+	out    Output
+	drop   *frame.Batch // the batch's dropped frames, released at the end of Process
+	cnt    [numCounters]uint64
+	pub    [numCounters]atomic.Uint64
+	macs   []uint64 // per interface ID, the router's MAC as mac48 reads it
+	macsHi []uint64 // the same as macKey gives it, for rxRun
+	ipid   uint16
+
+	general bool // every frame takes the general paths (special, forwardSlow): a test's reference
 
 	tap      Tap // nil: off (one predictable branch per frame)
 	tapEvery uint32
@@ -64,7 +68,8 @@ type Worker struct {
 	// entries with gen == rwGen were built from; a new version bumps rwGen and so invalidates them all.
 	rw      []adj
 	rwView  *fib.NextHopView
-	rwGen   uint64 // 0 only before the first batch; never wraps
+	rwGen   uint64         // 0 only before the first batch; never wraps
+	egSeen  []*frame.Batch // Output.Egress as the entries' eb last saw it
 	noRoute adj
 	bcast   []adj // per interface, towards the Ethernet broadcast address (directed broadcast)
 }
@@ -80,12 +85,48 @@ const (
 	adjGroup      // an ECMP group: viaGroup picks the member
 )
 
-// adj is one next hop as the worker's egress needs it.
+// adj is one next hop as the worker's egress needs it: the fields txRun reads first, in the first
+// 64 bytes; adjSize bytes in all, so that an entry's address is a shift of its index.
 type adj struct {
-	rw   vlan.Rewrite
-	mtu  uint16
-	kind uint8
-	gen  uint64
+	adjFields
+	_ [adjSize - unsafe.Sizeof(adjFields{})]byte
+}
+
+type adjFields struct {
+	blk   [vlan.RewriteMax / 8]uint64 // rw's block (vlan.Rewrite.Block) as words
+	txc   *vlan.Counters              // the vlan worker's counters of the egress interface (nil: lim is 0)
+	eb    *frame.Batch                // Output.Egress[port], as the worker last saw it
+	gen   uint64
+	outL3 uint32 // Frame.Out and Frame.L3 after the rewrite, as they lie in a Frame
+	lim   uint16 // the largest packet txRun forwards: mtu for a current ordinary next hop, else 0
+	n     uint16 // rw's header length
+	port  uint16 // rw's port
+	mtu   uint16
+	kind  uint8
+	rw    vlan.Rewrite
+}
+
+const adjSize = 128
+
+var _ [adjSize]struct{} = [unsafe.Sizeof(adj{})]struct{}{}
+
+// setRewrite makes a an ordinary next hop through rw with the given MTU; its egress batch is
+// Output.Egress[rw.Port()] (txRun requires one: without it, lim stays 0).
+func (w *Worker) setRewrite(a *adj, rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
+	a.rw, a.mtu, a.kind, a.txc = rw, mtu, adjForward, txc
+	a.blk[0] = binary.NativeEndian.Uint64(rw.Block()[0:8])
+	a.blk[1] = binary.NativeEndian.Uint64(rw.Block()[8:16])
+	a.blk[2] = binary.NativeEndian.Uint64(rw.Block()[16:24])
+	var f frame.Frame
+	f.Out, f.L3 = rw.Interface(), uint16(rw.Len())
+	a.outL3 = *(*uint32)(unsafe.Pointer(&f.Out))
+	a.n, a.port = uint16(rw.Len()), rw.Port()
+	if int(a.port) < len(w.out.Egress) {
+		a.eb = w.out.Egress[a.port]
+	}
+	if txc != nil && rw.Valid() && a.eb != nil {
+		a.lim = mtu
+	}
 }
 
 // NewWorker returns a worker whose input batches hold at most batch frames.
@@ -95,16 +136,19 @@ func (r *Router) NewWorker(batch int) *Worker {
 	}
 	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch),
 		drop: frame.NewBatch(batch)}
-	w.noRoute = adj{kind: adjNoRoute}
+	w.noRoute = adj{adjFields: adjFields{kind: adjNoRoute}}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
+		var m [8]byte
+		copy(m[:], ifc.MAC[:])
+		w.macsHi = append(w.macsHi, macKey(binary.NativeEndian.Uint64(m[:])))
 	}
 	w.bcast = make([]adj, len(r.ifaces))
 	for i := range r.ifaces {
-		w.bcast[i] = adj{kind: adjEgress}
+		w.bcast[i] = adj{adjFields: adjFields{kind: adjEgress}}
 		rw, err := r.demux.Rewrite(uint16(i), frame.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, r.ifaces[i].MAC, frame.TypeIPv4)
 		if err == nil && int(rw.Port()) < r.ports {
-			w.bcast[i] = adj{rw: rw, mtu: uint16(r.ifaces[i].MTU), kind: adjForward}
+			w.setRewrite(&w.bcast[i], rw, uint16(r.ifaces[i].MTU), nil)
 		}
 	}
 	for i := 0; i < r.ports; i++ {
@@ -215,36 +259,23 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	o.Unresolved.Adopt(in)
 	w.drop.Adopt(in)
 
-	// Pass 1: the receive checks; gather destinations. A frame that needs a closer look (anything
-	// but a unicast IPv4 packet to us, from and to ordinary addresses, none of them the router's,
-	// with a TTL above 1) takes w.special, which moves it out of the batch or keeps it.
+	// Pass 1: the receive checks; gather destinations. rxRun judges the common frame on a straight
+	// line and stops at any other, which w.special judges by every check in order: it moves the
+	// frame out of the batch or keeps it.
 	fr := in.Frames
-	mem := in.Mem
-	macs := w.macs
-	local := &w.r.local
-	dst := w.dst
+	dst := w.dst[:len(fr)]
 	k := 0
-	for i := range fr {
-		f := &fr[i]
-		d := f.Data(mem)
-		l3 := int(f.L3)
-		if ifc := int(f.Port); binary.BigEndian.Uint16(d[l3-2:]) == frame.TypeIPv4 && ifc < len(macs) && mac48(d) == macs[ifc] {
-			if ip, err := frame.ParseIPv4(d[l3:]); err == nil && ip.ChecksumOK() {
-				a, s := ip.Dst(), ip.Src()
-				if dstClass[a>>24]|srcClass[s>>24] == 0 && ip[8] > 1 && !local.maybe(a) {
-					dst[k] = a
-					if k != i {
-						fr[k] = *f
-					}
-					k++
-					continue
-				}
-			}
+	for i := 0; ; i++ {
+		if !w.general {
+			i, k = rxRun(fr, in.Mem, w.macsHi, w.r.local.filter, dst, i, k)
+		}
+		if i >= len(fr) {
+			break
 		}
 		if a, keep := w.special(in, i); keep {
 			dst[k] = a
 			if k != i {
-				fr[k] = *f
+				fr[k] = fr[i]
 			}
 			k++
 		}
@@ -255,50 +286,84 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	nh := w.nh[:k]
 	w.r.routes.Load().r.LookupBatch(dst[:k], nh)
 	nhs := w.r.nh.View()
-	if nhs != w.rwView {
+	if moved := w.egressMoved(); nhs != w.rwView || moved {
 		w.rwView = nhs
 		w.rwGen++
+		for i := range w.rw {
+			w.rw[i].lim = 0 // txRun reads no generation: every entry leaves its straight line
+		}
 	}
 
-	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header (Apply), TTL; sort by egress port.
-	rw, gen := w.rw, w.rwGen
-	egress := o.Egress
-	for i := range fr {
-		f := &fr[i]
-		// The adjacency cache, looked up inline (buildAdj fills a missing entry).
-		var a *adj
-		if idx := nh[i]; uint64(idx) < uint64(len(rw)) && rw[idx].gen == gen {
-			a = &rw[idx]
-		} else {
-			a = w.buildAdj(nhs, idx)
-			rw = w.rw // buildAdj may have grown it
+	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header, TTL; sort by egress port. txRun
+	// forwards the common frame on a straight line and stops at any other (and at every frame while
+	// a Tap is set), which w.forwardSlow handles after the adjacency cache has its entry.
+	forwarded := 0
+	for i := 0; i < len(fr); i++ {
+		if w.tap == nil && !w.general {
+			i0 := i
+			i = txRun(fr, nh, w.rw, in.Mem, i)
+			forwarded += i - i0
+			if i >= len(fr) {
+				break
+			}
 		}
-		ip := frame.IPv4(f.Data(mem)[f.L3:])
-		if a.kind != adjForward || ip.TotalLen() > int(a.mtu) {
-			w.notForwarded(in, i, ip, a, nh[i])
-			continue
-		}
-		// The descriptor goes to its egress batch first and Apply rewrites the copy: rewriting it in
-		// place and then copying it whole would read back the fields Apply has just stored one by
-		// one (a store-forwarding stall per frame). The batch has room: it holds at most len(in).
-		e := egress[a.rw.Port()] // < len(egress): buildAdj checked it
-		j := len(e.Frames)
-		e.Frames = e.Frames[:j+1]
-		e.Frames[j] = *f
-		if w.vw.Apply(e, j, &a.rw) != nil {
-			e.Frames = e.Frames[:j]
-			w.dropFrame(in, f, DropEgress)
-			continue
-		}
-		ip.DecTTL()
-		w.cnt[Forwarded]++
-		if w.tap != nil {
-			w.capture(e.Frames[j].Data(mem), Forwarded)
-		}
+		idx := nh[i]
+		a := w.adjFor(nhs, idx)
+		w.forwardSlow(in, i, a, idx)
 	}
+	w.cnt[Forwarded] += uint64(forwarded)
 	w.drop.Free()
 	in.Reset()
 	return o
+}
+
+// egressMoved reports whether a batch of Output.Egress is not the one the adjacency entries point
+// to (the caller put another in its place), and records them.
+func (w *Worker) egressMoved() bool {
+	moved := false
+	if len(w.egSeen) != len(w.out.Egress) {
+		w.egSeen = make([]*frame.Batch, len(w.out.Egress))
+	}
+	for p, e := range w.out.Egress {
+		if w.egSeen[p] != e {
+			w.egSeen[p], moved = e, true
+		}
+	}
+	return moved
+}
+
+// adjFor returns the adjacency cache's entry for next-hop index idx of version nhs, building it
+// when it is missing.
+func (w *Worker) adjFor(nhs *fib.NextHopView, idx uint32) *adj {
+	if uint64(idx) < uint64(len(w.rw)) && w.rw[idx].gen == w.rwGen {
+		return &w.rw[idx]
+	}
+	return w.buildAdj(nhs, idx)
+}
+
+// forwardSlow is pass 3 for frame i of in, with adjacency a (next-hop index idx), when the straight
+// line does not apply: not an ordinary next hop, beyond the MTU, or a rewrite Apply handles apart.
+func (w *Worker) forwardSlow(in *frame.Batch, i int, a *adj, idx uint32) {
+	f := &in.Frames[i]
+	ip := frame.IPv4(f.Data(in.Mem)[f.L3:])
+	if a.kind != adjForward || ip.TotalLen() > int(a.mtu) {
+		w.notForwarded(in, i, ip, a, idx)
+		return
+	}
+	e := w.out.Egress[a.rw.Port()] // < len(egress): buildAdj checked it
+	j := len(e.Frames)
+	e.Frames = e.Frames[:j+1]
+	e.Frames[j] = *f
+	if w.vw.Apply(e, j, &a.rw) != nil {
+		e.Frames = e.Frames[:j]
+		w.dropFrame(in, f, DropEgress)
+		return
+	}
+	ip.DecTTL()
+	w.cnt[Forwarded]++
+	if w.tap != nil {
+		w.capture(e.Frames[j].Data(in.Mem), Forwarded)
+	}
 }
 
 // mac48 reads the first 6 bytes of b (a MAC address) as one integer.
@@ -520,7 +585,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		w.rw = append(w.rw, make([]adj, nhs.Len()-len(w.rw))...) // on a table change only
 	}
 	a := &w.rw[idx]
-	*a = adj{kind: adjNoRoute, gen: w.rwGen}
+	*a = adj{adjFields: adjFields{kind: adjNoRoute, gen: w.rwGen}}
 	hop := nhs.At(idx)
 	ifaces := w.r.ifaces
 	switch {
@@ -547,7 +612,7 @@ func (w *Worker) buildAdj(nhs *fib.NextHopView, idx uint32) *adj {
 		a.kind = adjEgress
 		return a
 	}
-	a.rw, a.mtu, a.kind = rw, uint16(ifaces[hop.Ifindex].MTU), adjForward
+	w.setRewrite(a, rw, uint16(ifaces[hop.Ifindex].MTU), w.vw.TxCounters(rw.Interface()))
 	return a
 }
 

@@ -68,6 +68,12 @@ type Config struct {
 	// the frames received on members that are not usable (bonding's inactive slaves in 802.3ad
 	// mode). A batch without such frames costs a two-byte read per frame and one test per batch.
 	SlowProtocols SlowHandler
+	// SlowFiltered says the members never deliver slow-protocols frames (a kernel filter keeps
+	// them out of the members' sockets, lacp.NoSlowFilter, and the handler gets them another way,
+	// lacp.Sender.Receive): Recv then skips the per-frame scan and only drops the frames of
+	// members that are not usable, one test per batch. Any slow-protocols frame that still comes
+	// is passed on as data.
+	SlowFiltered bool
 }
 
 // Aggregate is a link aggregate: several member ports used as one. It is itself an xmit.Port:
@@ -107,6 +113,7 @@ type Aggregate struct {
 	// Recv side (one goroutine).
 	rxNext int
 	slow   SlowHandler
+	noScan bool // Config.SlowFiltered
 	rxDrop []frame.Frame
 
 	rxSlow, rxSlowBytes       atomic.Uint64 // frames handed to slow
@@ -164,6 +171,7 @@ func New(members []xmit.Port, cfg *Config) (*Aggregate, error) {
 		perMem:  make([]*frame.Batch, n),
 		drop:    frame.NewBatch(c.BatchSize),
 		slow:    c.SlowProtocols,
+		noScan:  c.SlowFiltered,
 	}
 	if a.slow != nil {
 		a.rxDrop = make([]frame.Frame, 0, c.BatchSize)
@@ -519,7 +527,12 @@ func (a *Aggregate) RecvFrom(b *frame.Batch) (member, n int, err error) {
 		if a.slow != nil { // (an empty batch scans as nothing)
 			// One test per batch: a slow-protocols frame in it, or a member not usable.
 			inactive := uint32(^a.state.Load().upMask>>uint(i)) & 1
-			if slowScan(b.Mem, b.Frames)|inactive != 0 {
+			switch {
+			case a.noScan:
+				if inactive != 0 {
+					n = a.dropInactive(b)
+				}
+			case slowScan(b.Mem, b.Frames)|inactive != 0:
 				n = a.filterRx(i, b, inactive != 0)
 			}
 		}

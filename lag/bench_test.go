@@ -178,7 +178,8 @@ func (p *replayPort) Recv(b *frame.Batch) (int, error) {
 
 // BenchmarkRecv is the aggregate's Recv of a batch of 64 frames (benchBatch's mix): without a
 // slow-protocols handler, with one and no slow frame in the batch (the scan and its one test),
-// and with one LACPDU among the 64 (the slow path: the frame handed over, the rest compacted).
+// and with one LACPDU among the 64 (the slow path: the frame handed over, the rest compacted);
+// and with the handler and SlowFiltered (the members' sockets filter the slow frames out: no scan).
 func BenchmarkRecv(b *testing.B) {
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
 	plain := benchBatch(b, pool)
@@ -194,9 +195,10 @@ func BenchmarkRecv(b *testing.B) {
 		{"slow=none", plain, nil},
 		{"slow=handler/pdus=0", plain, &countSlow{}},
 		{"slow=handler/pdus=1", withPDU, &countSlow{}},
+		{"slow=filtered", plain, &countSlow{}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			a, err := New([]xmit.Port{&replayPort{src: c.src}}, &Config{Mode: XOR, SlowProtocols: c.slow})
+			a, err := New([]xmit.Port{&replayPort{src: c.src}}, &Config{Mode: XOR, SlowProtocols: c.slow, SlowFiltered: c.name == "slow=filtered"})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -45,7 +45,7 @@
 // address, so encap2+3 folds the layer2 value with zeros (0x080d, not layer2's 0x0805, for an ARP
 // between the same MACs) and encap3+4 gives 0.
 //
-// Corrections to the summary in the project's linux-formats.md section 3: the ICMP case of
+// Details that a reading of the bonding documentation alone gets wrong: the ICMP case of
 // layer3+4 copies the whole icmp key (type, code and identifier: memcpy(&hash, &flow.icmp,
 // sizeof(hash)) in __bond_xmit_hash), not the identifier alone, and only when the identifier is
 // non-zero (an echo with identifier 0 counts as 1: skb_flow_get_icmp_tci); "non-IP → layer2" holds

@@ -257,7 +257,7 @@ func TestHashBatchMatchesBytes(t *testing.T) {
 // TestPick: pick is usable[h % count], pickHalf usable[(h >> 1) % count] and pick8
 // usable[(h >> 8) % count] for every count 1..64, on edge and random hashes, with the usable
 // members at arbitrary positions. Exhaustive runs over every 32-bit h (outside this test) agreed
-// too: pick and pickHalf for counts 1..64, pick8 for counts 1..64 (session 4 review).
+// too: pick, pickHalf and pick8 for counts 1..64.
 func TestPick(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for d := uint32(1); d <= MaxMembers; d++ {

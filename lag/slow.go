@@ -93,6 +93,22 @@ func (a *Aggregate) filterRx(i int, b *frame.Batch, inactive bool) int {
 	return keep
 }
 
+// dropInactive drops every frame of b, received on a member that is not usable
+// (Config.SlowFiltered: no slow-protocols frame to look for), and counts them in RxInactive.
+func (a *Aggregate) dropInactive(b *frame.Batch) int {
+	var bytes uint64
+	for _, f := range b.Frames {
+		bytes += uint64(f.Len)
+	}
+	a.rxDropped.Add(uint64(len(b.Frames)))
+	a.rxDroppedBytes.Add(bytes)
+	if b.Owner != nil {
+		b.Owner.Release(b.Frames)
+	}
+	b.Frames = b.Frames[:0]
+	return 0
+}
+
 // SlowFrames counts the slow-protocols frames Recv handed to Config.SlowProtocols.
 func (a *Aggregate) SlowFrames() uint64 { return a.rxSlow.Load() }
 

@@ -274,3 +274,42 @@ func TestRecvTaggedSlow(t *testing.T) {
 		t.Fatalf("%d buffers not released", pool.InUse())
 	}
 }
+
+// TestRecvSlowFiltered: with SlowFiltered (the members' sockets filter slow-protocols frames
+// out) nothing is scanned: a usable member delivers every frame, a slow one included (as data),
+// and a member that is not usable delivers nothing, its frames counted in RxInactive; no
+// allocation either way.
+func TestRecvSlowFiltered(t *testing.T) {
+	g := newSlowRig(t, true)
+	g.agg.noScan = true
+	g.send(t, 0, []uint16{0x0800, SlowEtherType, 0x86dd}, nil)
+	if m, seq := g.recv(t); m != 0 || len(seq) != 3 {
+		t.Fatalf("member %d delivered %v", m, seq)
+	}
+	g.agg.SetMemberUp(1, false)
+	g.send(t, 1, []uint16{0x0800, 0x0800}, nil)
+	if m, seq := g.recv(t); len(seq) != 0 || m != -1 {
+		t.Fatalf("member %d delivered %v", m, seq)
+	}
+	if len(g.rec.frames) != 0 || g.agg.RxInactive() != 2 || g.agg.SlowFrames() != 0 {
+		t.Fatalf("handler %d, inactive %d, slow %d", len(g.rec.frames), g.agg.RxInactive(), g.agg.SlowFrames())
+	}
+	if s := g.agg.Stats(); s.RxPackets != 3 || s.RxDropped != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	for _, m := range []int{0, 1} {
+		if n := testing.AllocsPerRun(200, func() {
+			g.send(t, m, []uint16{0x0800}, nil)
+			_, n, _ := g.agg.RecvFrom(g.batch)
+			if n != 1-m {
+				t.Fatalf("member %d: %d frames", m, n)
+			}
+			g.batch.Free()
+		}); n != 0 {
+			t.Fatalf("member %d: %v allocations per batch", m, n)
+		}
+	}
+	if g.pool.InUse() != 0 {
+		t.Fatalf("%d buffers not released", g.pool.InUse())
+	}
+}

@@ -28,7 +28,7 @@ import (
 // header window runs past the arena) is left in a bit set and hashed after the loop by the general
 // path (hashFrame): keeping the call out of the loop keeps the loop's state in registers.
 //
-// How the loops are written, each point measured in instructions per frame (BENCH.md):
+// How the loops are written, each point chosen by instructions per frame (bench/notes/lag.md):
 //   - They walk the descriptors by one pointer from the last frame down (f = &fr[i] by pointer,
 //     out[i] by the out base + i): a decrement, an add and the loop test per frame, and one
 //     register fewer than a base and an offset (with one more, the compiler spilled the window
@@ -50,10 +50,7 @@ import (
 // through xorLoops: the last len % 4 frames by the body once, then four copies of the body per
 // iteration (a quarter of the loop's decrement, add and test per frame), in one function that
 // calls nothing. The loops here are the source the generator reads (TestLoopsEqualUnrolled
-// compares them with their unrolled forms). The L3 table loops, kept in an earlier form (index
-// walk) since session 4 because the pointer walk ran slower in time then, are back in the common
-// form: unrolled they retire 28.8 instead of 36.1 instructions per frame and ran no slower
-// (BENCH.md).
+// compares them with their unrolled forms).
 //
 // TestSelectEqualsGeneral, TestSelectEqualsGeneralAdversarial and FuzzSelect check every loop
 // against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
@@ -520,7 +517,7 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 // load at 11 is src[5] | 0x08<<8, that is src[5] ^ the EtherType 0x0800 (bytes 12-13 are 0x0800
 // there), XORed last so that both address loads fold into XORs (src[5] first: 5 instructions for
 // the four terms, not 6). The second path reads the EtherType again by a 4-byte load (sharing the
-// straight path's 2-byte one cost 0.8 instructions per frame in registers) and folds it apart (the
+// straight path's 2-byte one costs registers) and folds it apart (the
 // fold is linear), a constant the compiler computes.
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
 	out = out[:len(fr)]

@@ -3,6 +3,7 @@ package ops_test
 import (
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,6 +91,93 @@ func BenchmarkForwardScraped(b *testing.B) {
 			wg.Wait()
 			b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
 			b.ReportMetric(float64(scrapes), "scrapes")
+		})
+	}
+}
+
+// BenchmarkForwardScrapeInterleaved measures what scraping costs forwarding, side by side: the
+// rig forwards (batches of 64 frames, the router's worker and the hosts on the benchmark's
+// goroutine) in alternating segments, with the scraper off and then on (scraping at the start of
+// the segment and every interval after), so that both see the same machine state over the run.
+// A segment lasts twice the interval, at least 200 ms. It reports frames/s with the scraper off
+// and on, the overhead in percent ((off-on)/off) and the scrapes made. With -cpu 1 the scrapes'
+// CPU time comes out of forwarding's; with more, only their interference with it (caches, memory
+// bandwidth, the collector's reads of the counters).
+//
+// Run it for long enough to have many segments: go test -run '^$' -bench ForwardScrapeInterleaved
+// -benchtime 60s -cpu 1,2 ./ops/
+func BenchmarkForwardScrapeInterleaved(b *testing.B) {
+	for _, every := range []time.Duration{time.Second, 10 * time.Millisecond} {
+		b.Run("scrape="+every.String(), func(b *testing.B) {
+			g := newRig(b)
+			h := promhttp.HandlerFor(routerRegistry(g.source()), promhttp.HandlerOpts{})
+			segment := max(2*every, 200*time.Millisecond)
+			on := make(chan bool)
+			stop := make(chan struct{})
+			var scrapes atomic.Int64
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { // the scraper: scrapes every interval while on
+				defer wg.Done()
+				t := time.NewTicker(every)
+				defer t.Stop()
+				scraping := false
+				scrape := func() {
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+					scrapes.Add(1)
+				}
+				for {
+					select {
+					case <-stop:
+						return
+					case s := <-on:
+						if scraping = s; s {
+							scrape()
+							t.Reset(every)
+						}
+					case <-t.C:
+						if scraping {
+							scrape()
+						}
+					}
+				}
+			}()
+			for range 256 { // the pool, the caches and the adjacencies warm
+				forwardStep(g)
+			}
+			var frames [2]int
+			var took [2]time.Duration
+			cur := 0
+			start := time.Now()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				frames[cur] += forwardStep(g)
+				if i&255 == 255 {
+					if now := time.Now(); now.Sub(start) >= segment {
+						took[cur] += now.Sub(start)
+						cur ^= 1
+						on <- cur == 1
+						start = time.Now()
+					}
+				}
+			}
+			took[cur] += time.Since(start)
+			b.StopTimer()
+			close(stop)
+			wg.Wait()
+			var rate [2]float64
+			for k := range rate {
+				if took[k] > 0 {
+					rate[k] = float64(frames[k]) / took[k].Seconds()
+				}
+			}
+			b.ReportMetric(rate[0], "frames/s-off")
+			b.ReportMetric(rate[1], "frames/s-on")
+			if rate[0] > 0 && rate[1] > 0 {
+				b.ReportMetric(100*(rate[0]-rate[1])/rate[0], "overhead-%")
+			}
+			b.ReportMetric(float64(scrapes.Load()), "scrapes")
 		})
 	}
 }

@@ -3,15 +3,20 @@
 //
 // A Source names what to show: the ports (xmit.Stats, carrier state, the errors their calls
 // return), the forwarding stage (fwd.Counters, the interfaces' vlan.Counters), the neighbour table
-// (entries by NUD state, neigh.Counters) and the route table (its size, lookups). Three views
-// read it:
+// (entries by NUD state, neigh.Counters), the route table (its size, lookups) and a packet trace.
+// Four views read it:
 //
 //   - Collector is a prometheus.Collector: every scrape reads the counters the library already
 //     keeps, so forwarding does no work per frame for it and allocates nothing. Metric names
 //     start with wirespeed_, counters end in _total, sizes are in bytes; labels are port,
 //     interface, verdict, reason, state, result, type and call.
 //   - NewHandler serves JSON: /ports, /interfaces, /neighbours and /route?addr=A (the route, the
-//     next hop, the egress interface, the MAC and the neighbour behind it).
+//     next hop, the egress interface, the MAC and the neighbour behind it), and with a Trace
+//     /trace?n=N.
+//   - Trace is VPP's `trace add`: a request arms it for the next N frames, the workers (through
+//     their TraceHook and fwd.Worker.SetTap) copy each frame they judge into a fixed ring with
+//     its verdict, and the request returns them decoded, with the egress the route table gives.
+//     Nothing is done per frame while no request is armed.
 //   - Watcher logs events with log/slog: links going down and up, port errors with the last
 //     error's text, neighbours failing to resolve, address conflicts.
 //

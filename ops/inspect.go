@@ -1,10 +1,14 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
@@ -76,6 +80,9 @@ type errorReply struct {
 //	/route?addr=A what the router does with a packet to A: the router's own address, or the
 //	              longest prefix that covers A, its next hop, the egress interface, the MAC and
 //	              the neighbour entry behind it
+//	/trace?n=N&timeout=D (GET or POST, with Source.Trace) the next N frames the workers judge,
+//	              each with its verdict, headers and egress (see Trace.Capture); it waits until
+//	              N came or D passed (default 1s)
 //
 // Mount it on a mux with http.StripPrefix to serve it below a path. Every request reads the
 // counters and tables at that moment, as a scrape does (see Collector on the cost).
@@ -95,12 +102,49 @@ func NewHandler(src *Source) http.Handler {
 			reply(w, http.StatusBadRequest, errorReply{"addr: the router routes IPv4 only"})
 			return
 		}
-		reply(w, http.StatusOK, c.route(a))
+		reply(w, http.StatusOK, c.route(a, true))
 	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, []string{"/ports", "/interfaces", "/neighbours", "/route?addr=A"})
-	})
+	paths := []string{"/ports", "/interfaces", "/neighbours", "/route?addr=A"}
+	if c.src.Trace != nil {
+		paths = append(paths, "/trace?n=N&timeout=D")
+		mux.HandleFunc("GET /trace", c.serveTrace)
+		mux.HandleFunc("POST /trace", c.serveTrace)
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { reply(w, http.StatusOK, paths) })
 	return mux
+}
+
+// Limits of a /trace request.
+const (
+	DefaultTraceTimeout = time.Second
+	MaxTraceTimeout     = 30 * time.Second
+)
+
+// serveTrace answers /trace?n=N&timeout=D: it arms the trace for the next N frames (default 10)
+// and returns them once taken, or what came within D (default 1s, at most 30s).
+func (c *Collector) serveTrace(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n := 10
+	if v := q.Get("n"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 || k > c.src.Trace.Size() {
+			reply(w, http.StatusBadRequest, errorReply{fmt.Sprintf("n: want a number of frames, 1-%d", c.src.Trace.Size())})
+			return
+		}
+		n = k
+	}
+	timeout := DefaultTraceTimeout
+	if v := q.Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > MaxTraceTimeout {
+			reply(w, http.StatusBadRequest, errorReply{fmt.Sprintf("timeout: want a duration, more than 0 and at most %v (timeout=2s)", MaxTraceTimeout)})
+			return
+		}
+		timeout = d
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	reply(w, http.StatusOK, c.src.Trace.capture2(ctx, n, c.egress, c.src.Ports))
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
@@ -168,8 +212,9 @@ func (c *Collector) neighbours() []NeighInfo {
 }
 
 // route answers /route for an IPv4 address: the stage's own addresses and its subnets' broadcast
-// addresses first (it takes them before any lookup), then the route table and the next hop.
-func (c *Collector) route(a netip.Addr) RouteInfo {
+// addresses first (it takes them before any lookup), then the route table and the next hop, and
+// with neighbour the neighbour entry behind it (a copy of the table's entries: the costly part).
+func (c *Collector) route(a netip.Addr, neighbour bool) RouteInfo {
 	ri := RouteInfo{Addr: a}
 	if r := c.src.Stage; r != nil {
 		for i, ifc := range r.Ifaces() {
@@ -232,7 +277,7 @@ func (c *Collector) route(a netip.Addr) RouteInfo {
 	} else {
 		ri.MAC = frame.MAC(h.DstMAC).String()
 	}
-	if c.src.Neigh != nil {
+	if c.src.Neigh != nil && neighbour {
 		// The neighbour that follows the next hop (a gateway, or a host's own next hop), or else
 		// the entry of the address itself on the egress interface (a host being resolved).
 		var self *neigh.Entry

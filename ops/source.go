@@ -25,6 +25,9 @@ type Source struct {
 	Neigh *neigh.Table
 	// Routes is the route table the stage looks up (*fib.Table).
 	Routes Routes
+	// Trace is the packet trace the workers feed (their TraceHooks); NewHandler serves it at
+	// /trace. Nil: no trace.
+	Trace *Trace
 }
 
 // Routes is the control-plane view of a route table: its size, the longest-prefix match of one
@@ -54,7 +57,13 @@ type Port struct {
 // instead of the sum. LinkUp is the first queue's, if it implements xmit.LinkStater. Errors is nil.
 func PortOf(name string, queues ...xmit.Port) Port {
 	qs := append([]xmit.Port(nil), queues...)
-	p := Port{Name: name, Stats: func() xmit.Stats { return sumQueues(qs) }}
+	p := Port{Name: name, Stats: func() xmit.Stats {
+		var s xmit.Stats
+		for i, q := range qs {
+			s = SumQueues(s, q.Stats(), i == 0)
+		}
+		return s
+	}}
 	if len(qs) > 0 {
 		if ls, ok := qs[0].(xmit.LinkStater); ok {
 			p.LinkUp = ls.LinkUp
@@ -63,14 +72,17 @@ func PortOf(name string, queues ...xmit.Port) Port {
 	return p
 }
 
-func sumQueues(qs []xmit.Port) xmit.Stats {
-	var s xmit.Stats
-	var k [4]uint64
-	for _, q := range qs {
-		o := q.Stats()
-		k = [4]uint64{max(k[0], o.KernelRxDropped), max(k[1], o.KernelRxErrors), max(k[2], o.KernelTxDropped), max(k[3], o.KernelTxErrors)}
-		s = s.Add(o)
+// SumQueues adds the counters of queue q of an interface to s, the sum of its other queues (first:
+// q is the first, s is zero): every field is added but the Kernel ones, which every queue of an
+// interface reports whole for the interface; of those the sum keeps the largest reading, so an
+// interface opened by N workers counts its kernel drops once, not N times.
+func SumQueues(s, q xmit.Stats, first bool) xmit.Stats {
+	k := [4]uint64{max(s.KernelRxDropped, q.KernelRxDropped), max(s.KernelRxErrors, q.KernelRxErrors),
+		max(s.KernelTxDropped, q.KernelTxDropped), max(s.KernelTxErrors, q.KernelTxErrors)}
+	if first {
+		k = [4]uint64{q.KernelRxDropped, q.KernelRxErrors, q.KernelTxDropped, q.KernelTxErrors}
 	}
+	s = s.Add(q)
 	s.KernelRxDropped, s.KernelRxErrors, s.KernelTxDropped, s.KernelTxErrors = k[0], k[1], k[2], k[3]
 	return s
 }

@@ -29,9 +29,8 @@ type Config struct {
 	// Spin is how many extra times a waiting call polls the other side
 	// before it parks its goroutine; 0 (the default) parks at once. Spinning
 	// pays only when both sides own dedicated cores: on a shared or small
-	// machine the spinner steals the time slice the other side needs, and on
-	// the 2-vCPU machine this package is measured on every spin count tried
-	// (16 to 4096 polls) was slower than parking at once (see BENCH.md).
+	// machine the spinner steals the time slice the other side needs
+	// (bench/notes/ring.md).
 	// Negative values mean 0. A consumer that finds items never parks,
 	// whatever Spin is.
 	Spin int

@@ -23,9 +23,8 @@ import (
 // with lim = len(mem) - (bytes touched) and then slices mem with a constant length, so the
 // compiler drops its own checks (on 64-bit targets; 32-bit ones keep theirs). The loops walk the
 // descriptors by byte offset p < len(fr)*frameSize and take &fr[p/frameSize] with unsafe.Add: the
-// same element the index would give, always inside fr, for three loop instructions per frame
-// instead of the five an index costs (increment, compare, copy, shift by 5 for the 32-byte
-// stride). BENCH.md has the instruction counts.
+// same element the index would give, always inside fr, in fewer loop instructions than an index
+// (which needs an increment, a compare, a copy and a shift by 5 for the 32-byte stride).
 const (
 	frameSize  = unsafe.Sizeof(frame.Frame{})
 	headerSize = unsafe.Sizeof(Header{})
@@ -281,8 +280,7 @@ func (p *Parser) PopBatch(b *frame.Batch) (popped int) {
 // without the first frame's TPID, in a group with an out-of-band tag, or at a frame that needs
 // the general path. popRun takes the next (len(fr)-i) % 4 frames and popRun4 the rest (so that it
 // ends at the batch's end), and popRest takes over where either stops early: a mixed batch pays
-// no general-path call for its first untagged frame (before session 6 round 3, popRest ran the
-// general path on it). It returns how many tags it popped.
+// no general-path call for its first untagged frame. It returns how many tags it popped.
 //
 //go:noinline
 func popMixed(b *frame.Batch, i int) (popped int) {

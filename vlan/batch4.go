@@ -30,11 +30,8 @@ import (
 //     bytes and pushes, both at once), and go on with the next group; they stop only at a frame
 //     that needs the general path for another reason, as the single-frame loops do. popTagRun4
 //     (PopBatch's first loop) stops at the first of the four, and popRun4 goes on from there.
-//     (Before session 6 round 3 the x4 loops stopped at the group and the rest loop ran the
-//     general path on its first frame and the x4 loop again on the next: up to four general-path
-//     frames and x4 calls per out-of-band frame; BENCH.md. A call to a helper for the group, from
-//     the x4 loop, made the loop spill in its prologue; from the rest loop it cost an x4 call per
-//     group: both dropped.)
+//     The group is handled inline: a helper called from the x4 loop makes the loop spill in its
+//     prologue.
 //   - Parse, pop and SetTCI test the outer TPID that the batch's first frame carries first
 //     (tpidOrder): a QinQ batch compares with 0x88a8 once, not twice;
 //   - Parse writes a Header with two stores (see Header's layout; three for QinQ) and lays its
@@ -43,9 +40,7 @@ import (
 //     frame) falls through to the next frame's block, with no jump and no count;
 //   - the loops end on a pointer compare with the last group rather than a group counter.
 //
-// Taken branches cost more time than instructions on this machine (a frame whose block takes a
-// branch to reach or leave its case costs about one cycle more per taken branch; BENCH.md, session
-// 6 round 2). So ParseBatch and PopBatch first run a loop specialised to the shape of the batch's
+// A taken branch costs about a cycle more than a fall-through, so ParseBatch and PopBatch first run a loop specialised to the shape of the batch's
 // first frame (parseNoneRun4, parseOneRun4, parseTwoRun4; popTagRun4), in which a frame of that
 // shape runs through its block with no taken branch and any other frame stops the loop; after
 // that first stop the batch goes on with the general loops above (parseRun4, popRun4), so a

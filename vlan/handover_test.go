@@ -17,7 +17,7 @@ import (
 // one B) and random runs, and compare every batch form with the per-frame functions on the same
 // frames: headers (over stale ones, in a slice not 8-byte aligned), descriptors, whole arenas,
 // counts, and nothing written past the batch. Random mixes change shape almost every frame and
-// never reach a lead loop's second group; these do. (From the session 6 review of the lead loops.)
+// never reach a lead loop's second group; these do.
 
 // hoShape is one frame shape: its tags, length, whether it ends at the arena's end, out-of-band tag.
 type hoShape struct {

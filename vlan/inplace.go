@@ -168,11 +168,11 @@ func (w *Worker) inPlaceRun(pt *portTable, fr []frame.Frame, mem []byte, i, k in
 		default:
 			e, l2 = entry(pt.untagged), frame.EtherLen
 		}
-		if e > 0xffff { // QinQ below, or a priority tag: see inPlaceRunQinQ
-			break
-		}
-		if e == 0 {
-			continue // no interface: counted by the caller
+		if e-1 >= 0xffff { // one compare for both rare cases
+			if e == 0 {
+				continue // no interface: counted by the caller
+			}
+			break // QinQ below, or a priority tag: see inPlaceRunQinQ
 		}
 		id1 := uint16(e)
 		f.Port, f.L3 = id1-1, l2

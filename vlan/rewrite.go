@@ -59,6 +59,30 @@ func (rw *Rewrite) Interface() uint16 { return rw.iface }
 // Len returns the length of the header: 14, 18 or 22 bytes.
 func (rw *Rewrite) Len() int { return int(rw.n) }
 
+// RewriteMax is the size of the block Rewrite.Block returns: the largest L2 header, two tags, rounded
+// up to a multiple of 8 bytes.
+const RewriteMax = rewriteMax
+
+// Block returns the header right-aligned in RewriteMax bytes, the bytes before it unspecified: what
+// Apply lays down in its common case, a copy of the whole block that ends at the frame's network
+// header (when the frame owns RewriteMax bytes in front of it), for a stage that rewrites frames in
+// a loop of its own. The block belongs to rw: the caller must not modify it.
+func (rw *Rewrite) Block() *[RewriteMax]byte { return &rw.hdr }
+
+// Valid reports whether rw was built by Demux.Rewrite (the zero Rewrite is not).
+func (rw *Rewrite) Valid() bool { return rw.ok }
+
+// TxCounters returns the worker's counters for interface iface, where Apply counts each frame it
+// rewrites (TxPackets, and TxBytes the frame's length after the rewrite), for a stage that applies a
+// Rewrite in its own loop and counts as Apply does; nil when the worker has none for iface (an
+// interface added after the worker). The counters are the worker's: use them from its goroutine.
+func (w *Worker) TxCounters(iface uint16) *Counters {
+	if int(iface) >= len(w.local) {
+		return nil
+	}
+	return &w.local[iface]
+}
+
 // Header returns a copy of the header bytes.
 func (rw *Rewrite) Header() []byte { return append([]byte(nil), rw.hdr[rewriteMax-int(rw.n):]...) }
 

@@ -130,8 +130,8 @@ func TestApplyZeroAllocs(t *testing.T) {
 
 // TestHeadroomRange: a QinQ frame whose headroom is near 65535 bytes, given an untagged header (8
 // bytes shorter), would need a headroom the descriptor cannot hold: Apply and Encap refuse it with
-// ErrHeadroomRange and leave the frame as it was (Encap used to write the new header at the old
-// offset and return no error; Apply wrapped the headroom).
+// ErrHeadroomRange and leave the frame as it was (neither writes the header at the old offset nor
+// wraps the headroom).
 func TestHeadroomRange(t *testing.T) {
 	d := NewDemux(2, Parser{})
 	d.Add(Interface{ID: 0, Port: 1})

@@ -91,11 +91,9 @@ func S(vid uint16) Tag { return Tag{TPID8021AD, TCI(vid & VIDMask)} }
 
 // Header is what Parse found: up to MaxTags tags, outermost first, and the EtherType behind them.
 //
-// Layout: 12 bytes, no padding, alignment 4 (the blank first field; the fast paths store Outer and
-// Inner as 4-byte words, which strict-alignment machines need aligned) — Outer (bytes 0-3), Inner
-// (4-7), EtherType (8-9), N (10), Len (11). N and Len are uint8s (they are at most 2 and 22) so that a header is written
-// with one 8-byte and one 4-byte store (ParseBatch's four-frame loop does that), and a []Header of
-// 64 headers is 768 bytes. Use int(h.Len) where an int is needed; slicing with h.Len works as is.
+// Layout: 12 bytes, 4-byte aligned: Outer (bytes 0-3), Inner (4-7), EtherType (8-9), N (10),
+// Len (11). The batch loops write a Header with one 8-byte and one 4-byte store. Use int(h.Len)
+// where an int is needed; slicing with h.Len works as is.
 type Header struct {
 	_         [0]uint32
 	Outer     Tag    // valid when N >= 1

@@ -1,5 +1,5 @@
 // Package e2e holds wirespeed's end-to-end forwarding experiments: the same generator, the same
-// three-namespace veth topology, the same run, and three forwarders in turn, interleaved:
+// three-namespace veth topology, the same run, and the forwarders in turn, interleaved:
 //
 //		gen namespace              router namespace                         sink namespace
 //		 g0  <---- veth ---->  in [ kernel ip_forward | vlanrouter ] out  <---- veth ---->  s0
@@ -10,13 +10,19 @@
 //	  - afpacket, afxdp: examples/vlanrouter built with `go build` and run as a subprocess inside the
 //	    router namespace (`ip netns exec`, pinned to CPU 0 with taskset), -uplink in -trunk out
 //	    -workers 1: it routes the frames (20 /24s, one per VLAN) out of the trunk, pushing the VLAN tag
-//	    the kernel case does not push.
+//	    the kernel case does not push;
+//	  - testpmd-afxdp, testpmd-afpacket: DPDK's dpdk-testpmd (Debian package dpdk; the rows are left
+//	    out with a note when it is missing) in mac forward mode on net_af_xdp or net_af_packet over
+//	    the same two veths, on CPU 0 without hugepages: it only rewrites the two MAC addresses, so it
+//	    is a lower bound on a router's work, and the peer vlanrouter on the same driver path is held to.
 //
 // The generator sends UDP frames to addresses spread over 10.0.1.0/24 .. 10.0.20.0/24 from CPU 1,
 // with the XDP live-frames engine (BPF_PROG_RUN, frames redirected into the router's veth; the
 // receiving end gets an XDP_PASS program for NAPI unless AF_XDP attaches its own) or with sendmmsg.
-// The sink's end has an XDP_DROP program; its veth receive counter (ip -s link) is the result: frames
-// that made it through the router, per second, over a measured window after a warm-up.
+// Every forwarder addresses its frames to a MAC that is not the sink's, so the sink's stack drops them
+// at once (PACKET_OTHERHOST); the sink veth's receive counter (ip -s link) is the result: frames
+// that made it through the router, per second, over a measured window after a warm-up. Each row also
+// reports how busy CPU 0 (router) and CPU 1 (sender) were over the window, from /proc/stat.
 //
 // Two more cases (keys /xdp/softirq/tx-afxdp/ and /xdp/softirq/tx-afpacket/) measure ceilings: no
 // generator and no forwarder, but gen's AF_XDP engine (wirespeed's xmit/afxdp Send) or its AF_PACKET
@@ -34,6 +40,10 @@
 // namespace holding the peers of both router interfaces (the kernel here has no 8021q module, so
 // there is no kernel row).
 //
+// TestE2ELatency measures one-way latency through the same forwarders: timestamped probes at 1 kpps
+// beside background traffic at 0, 10 and 90 % of the forwarder's measured capacity, received at the
+// sink with kernel timestamps; p50, p99, maximum and probes lost.
+//
 // The experiments are root-only and slow, so they run only when asked:
 //
 //	cd bench && WIRESPEED_E2E=1 go test ./e2e -run E2E -v -timeout 30m
@@ -42,6 +52,6 @@
 // rounds, each running every case once in turn; WIRESPEED_E2E_SECONDS (default 2) measured seconds
 // per run; WIRESPEED_E2E_CASES, comma-separated substrings of "/sender/napi/forwarder/" keys to run
 // a subset (e.g. "/xdp/softirq/"); WIRESPEED_E2E_TX_BATCH (default 64), frames per send call of the
-// transmit-only ceilings; WIRESPEED_E2E_OUT, a file to write the Markdown table to (bench/E2E.md is made this way).
+// transmit-only ceilings; WIRESPEED_E2E_OUT, a file to write the Markdown table to.
 // Without root they skip (or fail under WIRESPEED_REQUIRE_PRIV=1, see internal/nettest).
 package e2e

@@ -180,9 +180,22 @@ type router interface {
 	stop() string // returns a log line (the forwarder's final counters)
 }
 
-type kernelRouter struct{ ns *nettest.NS }
+// kernelRouter is the router namespace's own forwarding, towards the sink through out.
+type kernelRouter struct {
+	ns  *nettest.NS
+	out string
+}
 
+// start turns forwarding on and sets the sink's permanent neighbour entry and route again: a link
+// that went down (testpmd stops its ports that way) loses even permanent entries.
 func (k kernelRouter) start() error {
+	if out, err := exec.Command("ip", "-n", k.ns.Name, "neigh", "replace", "10.255.0.2", "lladdr", "02:00:00:00:00:98",
+		"nud", "permanent", "dev", k.out).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip neigh replace: %v: %s", err, out)
+	}
+	if out, err := exec.Command("ip", "-n", k.ns.Name, "route", "replace", "10.0.0.0/16", "via", "10.255.0.2", "dev", k.out).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip route replace: %v: %s", err, out)
+	}
 	return exec.Command("ip", "netns", "exec", k.ns.Name, "sysctl", "-qw", "net.ipv4.ip_forward=1").Run()
 }
 
@@ -192,24 +205,63 @@ func (k kernelRouter) stop() string {
 	return strings.Join(strings.Fields(string(out)), " ")
 }
 
-// vlanRouter runs examples/vlanrouter as a subprocess in the router namespace, pinned to CPU 0.
-type vlanRouter struct {
-	bin, ns, backend, trunk, uplink string
-	cmd                             *exec.Cmd
-	out                             bytes.Buffer
-	mu                              sync.Mutex
-	done                            chan error
+// procRouter runs a forwarder as a subprocess in the router namespace, pinned to CPU 0: examples/vlanrouter
+// or dpdk-testpmd. It is ready when a line of its output contains ready.
+type procRouter struct {
+	ns    string
+	args  []string // the command and its arguments
+	ready string
+	keep  func(line string) bool // the lines of its output that stop reports
+	after func()                 // run once the process has ended, if set
+	cmd   *exec.Cmd
+	out   bytes.Buffer
+	mu    sync.Mutex
+	done  chan error
 }
 
-func (v *vlanRouter) start() error {
+// newVLANRouter runs vlanrouter on backend with static next hops: the generator and the sink answer no ARP.
+func newVLANRouter(bin, ns, backend, trunk, uplink string) *procRouter {
+	return &procRouter{ns: ns, ready: "worker(s)",
+		args: []string{bin, "-backend", backend, "-trunk", trunk, "-uplink", uplink, "-workers", "1", "-duration", "0", "-interval", "1h",
+			"-nexthop", "trunk=02:68:6f:00:00:02,uplink=02:67:77:00:00:01"},
+		keep: func(l string) bool {
+			return strings.Contains(l, "total") || strings.Contains(l, "drop") || strings.Contains(l, "accounting") || strings.Contains(l, "forwarded")
+		}}
+}
+
+// newTestPMD runs dpdk-testpmd in mac forward mode on DPDK's driver drv (net_af_xdp or net_af_packet)
+// over the two router interfaces: frames from uplink leave on trunk with their source MAC set to
+// trunk's and their destination to the next hop vlanrouter uses, and back. No hugepages, no PCI
+// probing; two lcores both on CPU 0 (the main one only waits); bursts of 64, vlanrouter's batch
+// (testpmd's default of 32 halves its rate here).
+func newTestPMD(ns, drv, uplink, trunk string) *procRouter {
+	prefix := fmt.Sprintf("wse2e%d%s", os.Getpid(), drv)
+	// net_af_xdp attaches its XDP programs through netlink, so they outlive a process that was
+	// killed, and both drivers leave the interfaces promiscuous: undo both once testpmd has ended.
+	after := func() {
+		for _, ifname := range []string{uplink, trunk} {
+			exec.Command("ip", "-n", ns, "link", "set", "dev", ifname, "xdp", "off").Run()
+			exec.Command("ip", "-n", ns, "link", "set", "dev", ifname, "promisc", "off").Run()
+		}
+	}
+	return &procRouter{ns: ns, ready: "start packet forwarding", after: after,
+		// stdbuf: testpmd's stdout is a pipe here, which C buffers fully; the ready line must not wait.
+		args: []string{"stdbuf", "-oL", "dpdk-testpmd", "--no-huge", "-m", "1536", "--no-pci", "--lcores", "0@0,1@0", "--file-prefix", prefix,
+			"--vdev", drv + "0,iface=" + uplink, "--vdev", drv + "1,iface=" + trunk, "--",
+			"--forward-mode=mac", "--burst=64", "--disable-link-check", "--eth-peer=1,02:68:6f:00:00:02", "--eth-peer=0,02:67:77:00:00:01",
+			"--stats-period", "100000"},
+		keep: func(l string) bool {
+			return strings.Contains(l, "RX-packets") || strings.Contains(l, "TX-packets") || strings.Contains(l, "RX-missed")
+		}}
+}
+
+func (v *procRouter) start() error {
 	v.out.Reset()
 	args := []string{"netns", "exec", v.ns, "nice", "-n", strconv.Itoa(nice()), "taskset", "-c", "0"}
 	if prio := fifo(); prio > 0 {
 		args = append(args, "chrt", "-f", strconv.Itoa(prio))
 	}
-	// Static next hops: the generator and the sink answer no ARP.
-	args = append(args, v.bin, "-backend", v.backend, "-trunk", v.trunk, "-uplink", v.uplink, "-workers", "1", "-duration", "0", "-interval", "1h",
-		"-nexthop", "trunk=02:68:6f:00:00:02,uplink=02:67:77:00:00:01")
+	args = append(args, v.args...)
 	v.cmd = exec.Command("ip", args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -230,33 +282,39 @@ func (v *vlanRouter) start() error {
 			v.mu.Lock()
 			v.out.WriteString(sc.Text() + "\n")
 			v.mu.Unlock()
-			if strings.Contains(sc.Text(), "worker(s)") {
+			if strings.Contains(sc.Text(), v.ready) {
 				once.Do(func() { close(ready) })
 			}
 		}
 		pr.Close()
 	}()
 	v.done = make(chan error, 1)
-	go func() { v.done <- v.cmd.Wait() }()
+	go func() {
+		err := v.cmd.Wait()
+		if v.after != nil {
+			v.after()
+		}
+		v.done <- err
+	}()
 	select {
 	case <-ready:
 		return nil
 	case err := <-v.done:
-		return fmt.Errorf("vlanrouter exited: %v\n%s", err, v.log())
+		return fmt.Errorf("%s exited: %v\n%s", v.args[0], err, v.log())
 	case <-time.After(15 * time.Second):
 		v.cmd.Process.Kill()
 		<-v.done
-		return fmt.Errorf("vlanrouter not ready after 15 s\n%s", v.log())
+		return fmt.Errorf("%s not ready after 15 s\n%s", v.args[0], v.log())
 	}
 }
 
-func (v *vlanRouter) log() string {
+func (v *procRouter) log() string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.out.String()
 }
 
-func (v *vlanRouter) stop() string {
+func (v *procRouter) stop() string {
 	v.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-v.done:
@@ -268,7 +326,7 @@ func (v *vlanRouter) stop() string {
 	lines := strings.Split(strings.TrimSpace(v.log()), "\n")
 	var keep []string
 	for _, l := range lines {
-		if strings.Contains(l, "total") || strings.Contains(l, "drop") || strings.Contains(l, "accounting") || strings.Contains(l, "forwarded") {
+		if v.keep(l) {
 			keep = append(keep, strings.Join(strings.Fields(l), " "))
 		}
 	}
@@ -278,12 +336,36 @@ func (v *vlanRouter) stop() string {
 type caseKey struct {
 	sender gen.Engine
 	napi   string // softirq, threaded, or "-" (no NAPI on the router's receiving veth)
-	fwd    string // kernel, afpacket, afxdp; or tx-afxdp, tx-afpacket (transmit-only ceilings, no sender)
+	fwd    string // kernel, afpacket, afxdp, testpmd-afxdp, testpmd-afpacket; or tx-afxdp, tx-afpacket (transmit-only ceilings, no sender)
 }
 
 type sample struct {
 	mpps, offered float64
 	threaded      string
+	busy          [2]float64 // per CPU, percent busy over the measured window
+}
+
+// cpuTimes reads the busy and total jiffies of CPUs 0 and 1 from /proc/stat.
+func cpuTimes() (busy, total [2]uint64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 9 || (f[0] != "cpu0" && f[0] != "cpu1") {
+			continue
+		}
+		i := int(f[0][3] - '0')
+		for j, v := range f[1:9] { // user nice system idle iowait irq softirq steal
+			n, _ := strconv.ParseUint(v, 10, 64)
+			total[i] += n
+			if j != 3 && j != 4 {
+				busy[i] += n
+			}
+		}
+	}
+	return
 }
 
 func TestE2E(t *testing.T) {
@@ -309,9 +391,18 @@ func TestE2E(t *testing.T) {
 		dst = append(dst, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24))
 	}
 	routers := map[string]router{
-		"kernel":   kernelRouter{tp.rtr},
-		"afpacket": &vlanRouter{bin: bin, ns: tp.rtr.Name, backend: "afpacket", trunk: tp.rout, uplink: tp.rin},
-		"afxdp":    &vlanRouter{bin: bin, ns: tp.rtr.Name, backend: "afxdp", trunk: tp.rout, uplink: tp.rin},
+		"kernel":   kernelRouter{tp.rtr, tp.rout},
+		"afpacket": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin),
+		"afxdp":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
+	}
+	// DPDK's testpmd in mac mode on the same two veths, when installed (Debian package dpdk).
+	forwarders := []string{"kernel", "afpacket", "afxdp"}
+	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
+		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
+		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)
+		forwarders = append(forwarders, "testpmd-afxdp", "testpmd-afpacket")
+	} else {
+		t.Log("dpdk-testpmd not found (Debian package dpdk): no testpmd rows")
 	}
 	var cases []caseKey
 	for _, s := range []gen.Engine{gen.EngineXDP, gen.EngineAFPacket} {
@@ -320,7 +411,7 @@ func TestE2E(t *testing.T) {
 			napis = []string{"-"}
 		}
 		for _, n := range napis {
-			for _, f := range []string{"kernel", "afpacket", "afxdp"} {
+			for _, f := range forwarders {
 				cases = append(cases, caseKey{s, n, f})
 			}
 			if s == gen.EngineXDP && n == "softirq" {
@@ -345,14 +436,20 @@ func TestE2E(t *testing.T) {
 	res := map[caseKey][]sample{}
 	// measure starts g, waits out the warm-up, counts what reaches the sink over the window, stops g
 	// and returns the sink's rate in Mpps and the generator's result.
+	var busy [2]float64 // of the last measure
 	measure := func(g *gen.Generator) (float64, gen.Result, error) {
 		g.Start()
 		time.Sleep(warm)
 		s0, _ := rxPackets(tp.sink, tp.s0)
+		b0, n0 := cpuTimes()
 		t0 := time.Now()
 		time.Sleep(window)
 		s1, err := rxPackets(tp.sink, tp.s0)
 		el := time.Since(t0)
+		b1, n1 := cpuTimes()
+		for i := range busy {
+			busy[i] = 100 * float64(b1[i]-b0[i]) / float64(max(1, n1[i]-n0[i]))
+		}
 		gr := g.Stop()
 		if err == nil && s1 == s0 {
 			err = fmt.Errorf("nothing reached the sink (gen: %v, last error %v)", gr, g.LastError())
@@ -373,7 +470,7 @@ func TestE2E(t *testing.T) {
 		if err != nil {
 			return sample{}, err
 		}
-		smp := sample{mpps: mpps, offered: gr.PPS() / 1e6}
+		smp := sample{mpps: mpps, offered: gr.PPS() / 1e6, busy: busy}
 		t.Logf("%s: %.3f Mpps at the sink, %.3f taken by the sender; gen %v", c.fwd, smp.mpps, smp.offered, gr)
 		return smp, nil
 	}
@@ -387,7 +484,7 @@ func TestE2E(t *testing.T) {
 		}
 		// The router's receiving veth needs NAPI for the XDP sender's frames: an XDP_PASS program
 		// unless AF_XDP attaches its own; with the sendmmsg sender it gets none (plain netif_rx).
-		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp"
+		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp" && c.fwd != "testpmd-afxdp"
 		if wantPass && tp.pass == nil {
 			l, err := attach(tp.rtr, tp.rin, 2)
 			if err != nil {
@@ -415,7 +512,7 @@ func TestE2E(t *testing.T) {
 			return sample{}, fmt.Errorf("%w; %s", err, log)
 		}
 		// Offered: the generator's own average (the XDP engine counts a whole BPF_PROG_RUN call at once).
-		smp := sample{mpps: mpps, offered: gr.PPS() / 1e6, threaded: threaded}
+		smp := sample{mpps: mpps, offered: gr.PPS() / 1e6, threaded: threaded, busy: busy}
 		t.Logf("%s/%s/%s: %.3f Mpps at the sink, %.3f offered (threaded=%q); gen %v; %s", c.sender, c.napi, c.fwd,
 			smp.mpps, smp.offered, threaded, gr, log)
 		return smp, nil
@@ -435,17 +532,35 @@ func TestE2E(t *testing.T) {
 	load1, _ := os.ReadFile("/proc/loadavg")
 
 	var md strings.Builder
-	fmt.Fprintf(&md, "| sender | router RX NAPI | forwarder | Mpps at sink, median | min - max | x kernel | offered Mpps |\n")
-	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&md, "| sender | router RX NAPI | forwarder | Mpps at sink, median | min - max | x kernel | x testpmd, same driver | offered Mpps | CPU 0 / CPU 1 busy %% |\n")
+	fmt.Fprintf(&md, "|---|---|---|---|---|---|---|---|---|\n")
+	median := func(c caseKey) float64 {
+		var v []float64
+		for _, s := range res[c] {
+			v = append(v, s.mpps)
+		}
+		if len(v) == 0 {
+			return 0
+		}
+		return stats.Median(v)
+	}
 	for _, c := range cases {
-		var v, off []float64
+		var v, off, b0, b1 []float64
 		for _, s := range res[c] {
 			v = append(v, s.mpps)
 			off = append(off, s.offered)
+			b0 = append(b0, s.busy[0])
+			b1 = append(b1, s.busy[1])
 		}
 		if len(v) == 0 {
-			fmt.Fprintf(&md, "| %s | %s | %s | failed | | | |\n", c.sender, c.napi, c.fwd)
+			fmt.Fprintf(&md, "| %s | %s | %s | failed | | | | | |\n", c.sender, c.napi, c.fwd)
 			continue
+		}
+		vsPMD := ""
+		if c.fwd == "afxdp" || c.fwd == "afpacket" {
+			if m := median(caseKey{c.sender, c.napi, "testpmd-" + c.fwd}); m > 0 {
+				vsPMD = fmt.Sprintf("%.2f", stats.Median(v)/m)
+			}
 		}
 		ratio := ""
 		if k := res[caseKey{c.sender, c.napi, "kernel"}]; len(k) > 0 && c.fwd != "kernel" {
@@ -456,13 +571,14 @@ func TestE2E(t *testing.T) {
 			ratio = fmt.Sprintf("%.2f", stats.Median(v)/stats.Median(kv))
 		}
 		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP",
+			"testpmd-afxdp": "dpdk-testpmd mac, net_af_xdp", "testpmd-afpacket": "dpdk-testpmd mac, net_af_packet",
 			"tx-afxdp": "transmit only (ceiling), AF_XDP", "tx-afpacket": "transmit only (ceiling), AF_PACKET sendmmsg"}[c.fwd]
 		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]
 		if strings.HasPrefix(c.fwd, "tx-") {
 			sender = "none (the router's CPU 0 sends)"
 		}
-		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %.2f |\n", sender, c.napi, fwd, stats.Median(v),
-			slices.Min(v), slices.Max(v), ratio, stats.Median(off))
+		fmt.Fprintf(&md, "| %s | %s | %s | %.3f | %.3f - %.3f | %s | %s | %.2f | %.0f / %.0f |\n", sender, c.napi, fwd, stats.Median(v),
+			slices.Min(v), slices.Max(v), ratio, vsPMD, stats.Median(off), stats.Median(b0), stats.Median(b1))
 	}
 	fmt.Fprintf(&md, "\n%d rounds, each case once per round in the order listed, %v measured per run after %v warm-up, %s; %v in all. Load average before: %s, after: %s.\n",
 		runs, window, warm, schedNote(), time.Since(start).Round(time.Second), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))

@@ -90,7 +90,7 @@ func TestE2EVLAN(t *testing.T) {
 		} else if c.backend != "afpacket" {
 			detach()
 		}
-		r := &vlanRouter{bin: bin, ns: rtr.Name, backend: c.backend, trunk: tr, uplink: up}
+		r := newVLANRouter(bin, rtr.Name, c.backend, tr, up)
 		if err := r.start(); err != nil {
 			return 0, err
 		}

@@ -11,7 +11,7 @@
 # whose cost does not scale with N, and the difference is then meaningless (it can come out negative).
 # Go binaries run under valgrind with GODEBUG=asyncpreemptoff=1; build bench binaries with
 # CGO_ENABLED=0. Needs valgrind (callgrind_annotate) and bc. --fair-sched=yes: without it a Go test
-# binary hung twice under valgrind (a runtime spin), session 5.
+# binary can hang under valgrind (a runtime spin).
 set -euo pipefail
 bin=$1; re=$2; fpo=$3; pat=$4; n1=${5:-2000}; n2=${6:-12000}
 tmp=$(mktemp -d /tmp/irper.XXXXXX)

@@ -12,7 +12,7 @@ import (
 // event message, one frame in 64 each way an echo request the router answers, no bad frames. One op is one batch of 64 frames; ns/frame and Mpps are the
 // figures. Refilling the conduit and sinking what the router sent (every 48 batches) is not timed.
 //
-// The 2020 netdev lesson: ptp=off must cost what a build without the classifier costs. Compare
+// ptp=off must cost what a build without the classifier costs. Compare
 //
 //	go test -run '^$' -bench Pipeline -count 6 ./examples/dsarouter
 //	go test -run '^$' -bench Pipeline -count 6 -tags dsa_noptp ./examples/dsarouter
@@ -35,7 +35,7 @@ const benchBatches = 48 // per refill: 3072 frames, below the link's depth of 40
 func benchPipeline(b *testing.B, tagger string, ptp bool) {
 	cfg := defaultConfig()
 	cfg.Tagger, cfg.Bad = tagger, 0
-	if ptp {
+	if ptp && ptpBuilt { // without the classifier ptp=on runs with none asked for: the reference
 		cfg.PTP = swNames[:]
 	}
 	r := newRig(b, cfg)

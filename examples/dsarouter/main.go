@@ -18,6 +18,14 @@
 // every frame sent left through the right switch port and is right in every field the generator
 // checks, and no buffer leaked.
 //
+// Events an operator must know (the back-end and its mode, links going down and up, port errors,
+// neighbours failing to resolve, route table changes) go to stderr through log/slog, as text or,
+// with -log json, JSON lines. -metrics 127.0.0.1:9100 serves Prometheus metrics at /metrics and a
+// read-only JSON look inside: /ports, /interfaces, /neighbours, /route?addr=A and /trace?n=10 (the
+// next 10 frames the workers judge, with their verdicts and egress). The rate table shows packets,
+// bits and drops per second, compact (the ports and the -top busiest interfaces) when there are
+// many interfaces, in full with -view full, and each worker's share with -per-worker.
+//
 // With -backend afpacket or afxdp it runs on a real conduit interface (-conduit), with -workers
 // sockets or queues. See README.md.
 //
@@ -75,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s (0: as fast as the router takes them)")
 	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop (0-1)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (0: no rates, only the final counters)")
+	cfg.OperatorFlags.Register(fs) // -metrics, -metrics-any, -log, -view, -top, -per-worker
 	if err := fs.Parse(args); err != nil {
 		return cfg, err // the flag package printed it with the usage
 	}

@@ -38,6 +38,17 @@ func TestRunAccounts(t *testing.T) {
 		t.Run(c.tagger, func(t *testing.T) {
 			cfg := defaultConfig()
 			cfg.Tagger, cfg.WANVID, cfg.PTP = c.tagger, c.vid, c.ptp
+			if !ptpBuilt && c.ptp != nil {
+				// The classifier is compiled out (-tags dsa_noptp): asking for it is an error,
+				// and the run goes on without it.
+				ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+				_, err := run(ctx, cfg, &bytes.Buffer{})
+				cancel()
+				if !errors.Is(err, errors.ErrUnsupported) {
+					t.Fatalf("-ptp %v without the classifier: %v, want errors.ErrUnsupported", c.ptp, err)
+				}
+				c.ptp, cfg.PTP = nil, nil
+			}
 			cfg.Interval = 100 * time.Millisecond
 			cfg.Bad = 0.05
 			cfg.minDelivered = 2000 // however loaded the machine, every kind of frame is seen
@@ -607,6 +618,9 @@ func TestStepAllocs(t *testing.T) {
 		vid    int
 		ptp    []string
 	}{{"edsa", 0, nil}, {"edsa", 7, []string{"lan1", "lan2", "lan3", "lan4"}}, {"ksz9477", 0, []string{"lan1"}}, {"mtk", 7, nil}} {
+		if !ptpBuilt {
+			c.ptp = nil // the classifier is compiled out: asking for it is an error
+		}
 		cfg := defaultConfig()
 		cfg.Tagger, cfg.WANVID, cfg.PTP, cfg.Bad = c.tagger, c.vid, c.ptp, 0.05
 		frozen := time.Now()

@@ -43,14 +43,20 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		return Result{}, err
 	}
 	defer ports.Close()
+	op, src, byWorker, err := t.operator(cfg, cfg.Conduit, ports.ByWorker)
+	if err != nil {
+		return Result{}, err
+	}
 	fmt.Fprintf(out, "dsarouter: %s conduit (MAC %s), %s tags; br-lan = lan1-lan4 (192.168.1.1/24), %s = WAN (203.0.113.2/24, default route); PTP timestamping %s; %s, %d worker(s)\n\n",
 		cfg.Conduit, mac, t.tagger.Name(), wanIfName(cfg), ptpNote(cfg), cfg.Backend, len(ports.ByWorker))
 
-	planes := make([]*dataPlane, len(ports.ByWorker))
-	for w, wp := range ports.ByWorker {
+	planes := make([]*dataPlane, len(byWorker))
+	for w, wp := range byWorker {
 		if planes[w], err = t.newDataPlane(cfg.Batch, wp[0]); err != nil {
+			op.Close()
 			return Result{}, err
 		}
+		planes[w].trace = src.Trace.Hook(w, planes[w].fw, nil, 1)
 		planes[w].reinsert = cfg.Backend == app.AFPacket // it reports the outer 802.1Q tag (a tag_8021q switch tag) out of band
 	}
 	wctx, stop := context.WithCancel(context.Background())
@@ -61,13 +67,13 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 			defer wg.Done()
 			runtime.LockOSThread()
 			d.run(wctx, port, cfg.Batch)
-		}(d, ports.ByWorker[w][0])
+		}(d, byWorker[w][0])
 	}
 	if cfg.ready != nil {
 		cfg.ready()
 	}
-	mon := monitor.New("dsarouter: packets per second (the conduit, its switch ports, the L3 interfaces)",
-		t.monitorRows(func() xmit.Stats { return ports.Stats(0) }))
+	mon := monitor.NewWith("dsarouter: rates (the conduit, its switch ports, the L3 interfaces)",
+		t.monitorRows(ports.Rows([]string{cfg.Conduit})), cfg.MonitorOptions(t.router))
 	if cfg.Interval > 0 {
 		mon.PrintEvery(ctx, out, cfg.Interval)
 	} else {
@@ -75,6 +81,8 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	stop()
 	wg.Wait()
+	app.LogStopped(op.Log, app.ErrorsOf(src))
+	op.Close()
 	if cfg.Interval > 0 {
 		mon.Print(out)
 	}

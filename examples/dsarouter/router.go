@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/neigh"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -34,6 +36,11 @@ type Config struct {
 	Conduit string      // afpacket, afxdp: the conduit interface
 	Workers int         // afpacket, afxdp: sockets (fanout group) or queues on the conduit
 
+	// The operator's flags: -metrics, -metrics-any, -log, -view, -top, -per-worker.
+	app.OperatorFlags
+	// logw (tests) is the event log's destination (nil: stderr).
+	logw io.Writer
+
 	// minDelivered (tests, mem): keep running past ctx until the switch has delivered at least this
 	// many frames out of the WAN port and out of lan4, so that a short test on a loaded machine
 	// still sees every kind of frame (bounded by 60 s).
@@ -49,7 +56,7 @@ type Config struct {
 
 func defaultConfig() Config {
 	return Config{Duration: 5 * time.Second, Interval: time.Second, Tagger: "edsa", Batch: 64, Bad: 0.01,
-		Backend: app.Mem, Workers: 1}
+		Backend: app.Mem, Workers: 1, OperatorFlags: app.DefaultOperatorFlags()}
 }
 
 // maxBatch bounds -batch: the frames a data plane handles per step.
@@ -95,6 +102,9 @@ func (cfg *Config) check() (dsa.Tagger, error) {
 		if swIndex(name) < 0 {
 			return nil, usage("-ptp: no switch port %q (ports: %s)", name, strings.Join(swNames[:], ", "))
 		}
+	}
+	if err := cfg.OperatorFlags.Check(); err != nil {
+		return nil, usage("%v", err)
 	}
 	switch cfg.Backend {
 	case app.Mem:
@@ -220,6 +230,7 @@ type topology struct {
 	pool   *frame.Pool // the router's pool (fwd.Config.Pool, neigh.Config.Pool): the frames it generates and holds
 	router *fwd.Router
 	table  *neigh.Table // the neighbour table beside it, shared by the data planes
+	routes *fib.Table   // the route table the stage looks up
 	demux  *vlan.Demux
 	fdb    *fdb  // the LAN bridge's, shared by the data planes
 	ptp    []int // switch ports with timestamping on
@@ -266,6 +277,7 @@ func build(cfg Config, lanMAC, wanMAC frame.MAC, pool *frame.Pool) (*topology, e
 	// route).
 	nexthops := new(fib.NextHops)
 	routes := fib.New()
+	t.routes = routes
 	t.table, err = neigh.New(&neigh.Config{
 		Ifaces:   []neigh.Iface{{MAC: lanMAC, Addrs: ifaces[ifLAN].Addrs}, {MAC: wanMAC, Addrs: ifaces[ifWAN].Addrs}},
 		NextHops: nexthops, Pool: pool, Now: cfg.now, Hosts: neigh.FIBHosts(routes), HostNextHops: hostNextHops,
@@ -342,6 +354,7 @@ var bridgeReasonNames = [numBridgeReasons]string{"fdb-miss", "no-room"}
 type dataPlane struct {
 	t        *topology
 	fw       *fwd.Worker
+	trace    *ops.TraceHook // the packet trace's hook of fw (Trace.Hook); nil: none
 	conduit  *dsa.Conduit
 	eth0     xmit.Port
 	fdb      *fdb

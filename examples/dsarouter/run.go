@@ -14,6 +14,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/neigh"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -32,8 +33,11 @@ func (d *dataPlane) run(ctx context.Context, port xmit.Port, batch int) {
 	d.res.Announce(d.ports)
 	d.lastPoll = time.Now()
 	for {
-		if n, _ := port.Recv(in); n > 0 {
+		d.trace.Poll()                    // one atomic load while the trace's state is unchanged
+		if n, _ := port.Recv(in); n > 0 { // an error is counted by the port (app.PortSource)
+			d.trace.Ingress(0)
 			d.step(in)
+			d.trace.Ingress(-1)
 			if batches++; batches&63 == 0 {
 				d.flush()
 			}
@@ -167,22 +171,40 @@ func (t *topology) collect(r *Result, eth0 xmit.Stats) {
 	r.Leaked += t.pool.InUse() - int(r.HeldLeft) // the held frames keep their buffers
 }
 
-// monitorRows are the rate table's rows: eth0, its switch ports, the L3 interfaces.
-func (t *topology) monitorRows(eth0 func() xmit.Stats) []monitor.Row {
-	rows := []monitor.Row{{Name: "eth0",
-		Rx: func() uint64 { return eth0().RxPackets },
-		Tx: func() uint64 { return eth0().TxPackets }}}
+// monitorRows are the rate table's rows: the conduit's (eth0), its switch ports, the L3 interfaces.
+func (t *topology) monitorRows(eth0 []monitor.Row) []monitor.Row {
+	rows := eth0
 	for u, name := range swNames {
-		rows = append(rows, monitor.Row{Name: name, Detail: true,
-			Rx: func() uint64 { return t.portStats(u).RxFrames },
-			Tx: func() uint64 { return t.portStats(u).TxFrames }})
+		rows = append(rows, monitor.Row{Name: name, Detail: true, NoDrops: true, Counts: func() monitor.Counts {
+			s := t.portStats(u)
+			return monitor.Counts{RxPackets: s.RxFrames, TxPackets: s.TxFrames, RxBytes: s.RxBytes, TxBytes: s.TxBytes}
+		}})
 	}
-	for id, ifc := range t.router.Ifaces() {
-		rows = append(rows, monitor.Row{Name: ifc.Name, Detail: true,
-			Rx: func() uint64 { return t.router.IfaceStats(uint16(id)).RxPackets },
-			Tx: func() uint64 { return t.router.IfaceStats(uint16(id)).TxPackets }})
+	var names []string
+	for _, ifc := range t.router.Ifaces() {
+		names = append(names, ifc.Name)
 	}
-	return rows
+	return append(rows, app.IfaceRows(t.router, names)...)
+}
+
+// operator starts the operator view of the router whose conduit is opened as queues (one per
+// worker): the conduit's queues wrapped so that the errors of their calls are counted, the event
+// log and, with -metrics, the endpoint.
+func (t *topology) operator(cfg Config, name string, queues [][]xmit.Port) (*app.Operator, *ops.Source, [][]xmit.Port, error) {
+	wrapped, ports := app.PortSource([]string{name}, queues)
+	src := &ops.Source{Ports: ports, Stage: t.router, Neigh: t.table, Routes: t.routes, Trace: cfg.NewTrace()}
+	log := cfg.Logger(cfg.logw)
+	op, err := app.StartOperator(cfg.OperatorFlags, src, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log.Info("router started", "backend", cfg.Backend, "conduit", name, "tagger", t.tagger.Name(), "wan", wanIfName(cfg),
+		"ptp", ptpNote(cfg), "workers", len(queues), "batch", cfg.Batch)
+	if cfg.Backend != app.Mem {
+		app.LogPorts(log, []string{name}, queues)
+	}
+	log.Info("routes loaded", "from", "built-in", "routes", t.routes.Len())
+	return op, src, wrapped, nil
 }
 
 // run checks cfg and runs the router on its back-end until ctx ends.
@@ -238,23 +260,30 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	fmt.Fprintf(out, "dsarouter: eth0 conduit, %s tags; br-lan = lan1-lan4 (192.168.1.1/24), %s = WAN (203.0.113.2/24, default route); PTP timestamping %s\n",
 		t.tagger.Name(), wanIfName(cfg), ptpNote(cfg))
 	fmt.Fprintf(out, "in-memory link, synthetic switch and hosts\n\n")
-	d, err := t.newDataPlane(cfg.Batch, l.eth0)
+	op, src, wrapped, err := t.operator(cfg, l.eth0.Name(), [][]xmit.Port{{l.eth0}})
 	if err != nil {
 		return Result{}, err
 	}
+	eth0 := wrapped[0][0]
+	d, err := t.newDataPlane(cfg.Batch, eth0)
+	if err != nil {
+		return Result{}, err
+	}
+	d.trace = src.Trace.Hook(0, d.fw, nil, 1)
 
 	genCtx, stopGen := context.WithCancel(context.Background())
 	routerCtx, stopRouter := context.WithCancel(context.Background())
 	g := newGenerator(t, l, cfg)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); d.run(routerCtx, l.eth0, cfg.Batch) }()
+	go func() { defer wg.Done(); d.run(routerCtx, eth0, cfg.Batch) }()
 	go func() { defer wg.Done(); g.run(genCtx) }()
 	if cfg.ready != nil {
 		cfg.ready()
 	}
 
-	mon := monitor.New("dsarouter: packets per second (eth0, its switch ports, the L3 interfaces)", t.monitorRows(l.eth0.Stats))
+	mon := monitor.NewWith("dsarouter: rates (eth0, its switch ports, the L3 interfaces)",
+		t.monitorRows([]monitor.Row{monitor.PortRow("eth0", l.eth0.Stats)}), cfg.MonitorOptions(t.router))
 	var tick <-chan time.Time
 	if cfg.Interval > 0 {
 		tk := time.NewTicker(cfg.Interval)
@@ -292,6 +321,8 @@ loop:
 	}
 	stopRouter()
 	wg.Wait()
+	app.LogStopped(op.Log, app.ErrorsOf(src))
+	op.Close()
 	g.drain()
 	l.eth0.Close()
 	l.swEnd.Close()

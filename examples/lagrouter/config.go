@@ -11,6 +11,8 @@ import (
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
+	"github.com/wirespeed/wirespeed/lag"
+	"github.com/wirespeed/wirespeed/lag/lacp"
 )
 
 // Config is the example's configuration.
@@ -23,11 +25,18 @@ type Config struct {
 	Bad      float64
 
 	// The aggregate.
-	LAG     string        // rr (balance-rr) or xor (balance-xor)
+	LAG     string        // rr (balance-rr), xor (balance-xor) or 802.3ad (alias lacp: balance-xor under LACP)
 	Hash    string        // xor: bonding hash policy (layer2, layer2+3, layer3+4, encap2+3, encap3+4, vlan+srcmac)
 	FailAt  time.Duration // mem: take member 1's link down after this long (0: never)
 	FailFor time.Duration // mem: and bring it back after this long (0: stays down)
 	Miimon  time.Duration // carrier polling interval of the aggregate
+
+	// LACP (-lag 802.3ad).
+	LACPRate   string // fast (LACPDUs every second, partner timed out after 3 s) or slow (30 s, 90 s)
+	LACPActive bool   // send LACPDUs unasked (bonding's lacp_active); off: only answer an active partner
+	MinLinks   int    // the aggregate is up only with at least this many members distributing
+
+	logw io.Writer // the event log's destination (nil: stderr)
 
 	// Real interfaces (Backend other than mem).
 	Backend    app.Backend
@@ -40,13 +49,18 @@ type Config struct {
 	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
+	// The operator's flags: -metrics, -metrics-any (the endpoint; operator.go), -log (the event log:
+	// members, LACP, aggregate, ports), -view, -top, -per-worker (the rate table).
+	app.OperatorFlags
 
-	ready func() // called once the ports are open and the workers (and generator) started (tests)
+	ready  func()                             // called once the ports are open and the workers (and generator) started (tests)
+	onLACP func(*lacp.Controller)             // called with the LACP controller once it is made (tests)
+	onOpen func(*app.Ports, []*lag.Aggregate) // called with the real interfaces and the workers' aggregates once made (tests)
 }
 
 func defaultConfig() Config {
 	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond,
+		LAG: "rr", Hash: "layer3+4", Miimon: 10 * time.Millisecond, LACPRate: "fast", LACPActive: true, OperatorFlags: app.DefaultOperatorFlags(),
 		Backend: app.Mem, Workers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1}
 }
 
@@ -66,7 +80,10 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory ports, built-in generator), afpacket, afxdp")
 	var members string
 	fs.StringVar(&members, "members", "", "the aggregate's two member interfaces, IF1,IF2 (afpacket, afxdp)")
-	fs.StringVar(&cfg.LAG, "lag", cfg.LAG, "aggregate mode: rr (balance-rr) or xor (balance-xor)")
+	fs.StringVar(&cfg.LAG, "lag", cfg.LAG, "aggregate mode: rr (balance-rr), xor (balance-xor) or 802.3ad (alias lacp: balance-xor with LACP)")
+	fs.StringVar(&cfg.LACPRate, "lacp-rate", cfg.LACPRate, "802.3ad: the LACPDU rate asked of the partner: fast (every second, timeout 3 s) or slow (30 s, 90 s)")
+	fs.BoolVar(&cfg.LACPActive, "lacp-active", cfg.LACPActive, "802.3ad: send LACPDUs unasked (false: passive, only answering an active partner)")
+	fs.IntVar(&cfg.MinLinks, "min-links", cfg.MinLinks, "802.3ad: members that must be distributing for the aggregate to be up (0-2)")
 	fs.StringVar(&cfg.Hash, "hash", cfg.Hash, "xor hash policy: layer2, layer2+3, layer3+4, encap2+3, encap3+4, vlan+srcmac")
 	fs.DurationVar(&cfg.Miimon, "miimon", cfg.Miimon, "carrier polling interval of the aggregate (0: no polling, a member never leaves)")
 	fs.DurationVar(&cfg.FailAt, "fail-at", 0, "mem: take member 1's link down after this long (0: never)")
@@ -92,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s per direction (0: as fast as the router takes them)")
 	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop, 0-1 (TTL 1, unknown VLAN, bad checksum)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (more than 0)")
+	cfg.OperatorFlags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -145,8 +163,15 @@ func (c *Config) check() error {
 		return fmt.Errorf("-fail-for %v: want 0 (stays down) or more", c.FailFor)
 	case c.FailFor > 0 && c.FailAt == 0:
 		return fmt.Errorf("-fail-for %v: brings member 1 back after -fail-at took it down, and there is no -fail-at", c.FailFor)
+	case c.LACPRate != "fast" && c.LACPRate != "slow":
+		return fmt.Errorf("-lacp-rate %q: fast or slow", c.LACPRate)
+	case c.MinLinks < 0 || c.MinLinks > numMembers:
+		return fmt.Errorf("-min-links %d: want 0-%d", c.MinLinks, numMembers)
 	}
 	if _, err := lagConfig(*c); err != nil {
+		return err
+	}
+	if err := c.OperatorFlags.Check(); err != nil {
 		return err
 	}
 	if c.Backend == app.Mem {

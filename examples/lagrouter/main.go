@@ -10,11 +10,16 @@
 // check. -fail-at takes member 1's link down (and -fail-for brings it back) to show failover in the
 // counters: the aggregate's carrier poller takes the member out and every frame leaves on member 0.
 //
+// With -lag 802.3ad (alias lacp) the aggregate runs LACP (package lag/lacp): members carry traffic
+// only while collecting and distributing; in memory the generator's switch is the LACP partner.
+// Member, LACP and aggregate events go to stderr through log/slog (-log text|json).
+//
 // With -backend afpacket or afxdp it forwards between real interfaces (-members IF1,IF2, -uplink)
 // with -workers workers, until -duration passes or Ctrl-C. See README.md.
 //
 //	go run ./examples/lagrouter                                  # 5 s in memory, round robin
 //	go run ./examples/lagrouter -lag xor -hash layer3+4 -fail-at 2s -fail-for 1s
+//	go run ./examples/lagrouter -lag 802.3ad -fail-at 3s -fail-for 1s
 //	lagrouter -backend afpacket -members lr-m0,lr-m1 -uplink lr-up -duration 0
 package main
 

@@ -12,15 +12,22 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/lag"
+	"github.com/wirespeed/wirespeed/lag/lacp"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
+	"github.com/wirespeed/wirespeed/xmit/afpacket"
 )
 
 // runReal forwards between an aggregate of two real interfaces (cfg.Members, carrying the VLANs)
 // and an untagged uplink with cfg.Workers workers. Each worker opens every interface itself (an
 // AF_PACKET socket in a PACKET_FANOUT group per interface, or AF_XDP queue w) and builds its own
 // aggregate over its two member sockets, so workers share nothing but the published member state.
-// The carrier poller (-miimon) takes a member whose link goes down out of every aggregate.
+// The carrier poller (-miimon) takes a member whose link goes down out of every aggregate. With
+// -lag 802.3ad one lacp.Controller drives every worker's aggregate: the aggregates hand it the
+// LACPDUs their members receive, it sends through a lacp.Sender per member and sets the members
+// usable while they are collecting and distributing.
 //
 // The router answers to member 0's MAC on every VLAN (as a bond takes its first slave's address;
 // member interfaces are opened promiscuous so they receive it) and to the uplink's own MAC, and
@@ -61,11 +68,49 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	}
 	names := router.Names
 	ifnames := append(append([]string(nil), cfg.Members...), cfg.Uplink)
-	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true})
+	oc := app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true}
+	// Under LACP on AF_PACKET the members' sockets filter the slow-protocols frames out (in the
+	// kernel), the controller reads them through its Senders, and the aggregates never look for
+	// them. AF_XDP hands every frame to its sockets: there the aggregates take them out.
+	filtered := cfg.usesLACP() && cfg.Backend == app.AFPacket
+	if filtered {
+		oc.Filters = [][]afpacket.BPF{lacp.NoSlowFilter, lacp.NoSlowFilter}
+	}
+	ports, err := app.Open(oc)
 	if err != nil {
 		return app.Tally{}, err
 	}
 	defer ports.Close()
+
+	log := cfg.logger()
+	var ctl *lacp.Controller
+	var senders []*lacp.Sender
+	if cfg.usesLACP() {
+		// One controller for every worker's aggregate; its PDUs leave through a send-only
+		// socket per member (each PDU's source is the member's own MAC, the system id member 0's).
+		var tx []xmit.Port
+		for _, name := range cfg.Members {
+			s, err := lacp.OpenSender(name)
+			if err != nil {
+				return app.Tally{}, err
+			}
+			defer s.Close()
+			tx = append(tx, s)
+			senders = append(senders, s)
+			if filtered {
+				if err := s.Listen(); err != nil { // here: in the interfaces' namespace
+					return app.Tally{}, err
+				}
+			}
+		}
+		if ctl, err = lacp.New(cfg.lacpConfig(lagMAC, tx, nil, logLACP(log, lc.Name, cfg.Members))); err != nil {
+			return app.Tally{}, err
+		}
+		lc.SlowProtocols, lc.SlowFiltered = ctl, filtered
+		if cfg.onLACP != nil {
+			cfg.onLACP(ctl)
+		}
+	}
 	var aggs []*lag.Aggregate
 	defer func() {
 		for _, a := range aggs {
@@ -78,6 +123,12 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 			return app.Tally{}, err
 		}
 		aggs = append(aggs, a)
+		if ctl != nil {
+			ctl.Attach(a)
+		}
+	}
+	if cfg.onOpen != nil {
+		cfg.onOpen(ports, aggs)
 	}
 	var pcap *app.Pcap
 	if cfg.Pcap != "" {
@@ -87,55 +138,77 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		defer pcap.Close()
 	}
 	printf(out, "lagrouter: lag0 (%s over %s, %s; MAC %s) with %d VLANs (%s..%s) routed to %s (MAC %s, gateway %v); %s, %d worker(s)\n\n",
-		cfg.LAG, cfg.Members[0], cfg.Members[1], lagMAC, cfg.VLANs, names[1], names[cfg.VLANs], cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, len(ports.ByWorker))
+		cfg.modeName(), cfg.Members[0], cfg.Members[1], lagMAC, cfg.VLANs, names[1], names[cfg.VLANs], cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, len(ports.ByWorker))
 
+	trace := cfg.NewTrace()
+	op, err := startMetrics(cfg, router, ifnames, ports.ByWorker, trace)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	defer stopMetrics(op)
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); router.FlushEvery(wctx, time.Millisecond) }() // the hosts' routes
+	wg.Add(1)
+	if ctl != nil {
+		go func() { defer wg.Done(); ctl.Run(wctx) }()
+		if filtered {
+			for m, s := range senders {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := s.Receive(wctx, ctl, m); err != nil {
+						log.Error("lacp receive", "member", s.Name(), "err", err)
+					}
+				}()
+			}
+		}
+	} else {
+		go func() { defer wg.Done(); watchMembers(wctx, log, aggs[0], cfg.Members, cfg.Miimon) }()
+	}
 	errs := make([]app.PortErrors, len(ports.ByWorker))
 	for w, wp := range ports.ByWorker {
 		fw := router.NewWorker(cfg.Batch)
+		var tap fwd.Tap
 		if pcap != nil {
-			fw.SetTap(pcap, cfg.PcapSample)
+			tap = pcap
 		}
+		hook := trace.Hook(w, fw, tap, cfg.PcapSample)
 		res := app.NewResolver(router.Table, router.Demux, cfg.Batch)
 		wg.Add(1)
 		go func(ports []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[w] = app.RunResolving(wctx, fw, res, ports, cfg.Batch, 1024)
+			errs[w] = app.RunTraced(wctx, fw, res, hook, ports, cfg.Batch, 1024)
 		}([]xmit.Port{aggs[w], wp[2]})
 	}
 
 	aggStats := func() xmit.Stats {
 		var s xmit.Stats
-		for _, a := range aggs {
-			s = s.Add(a.Stats())
+		for w, a := range aggs {
+			s = ops.SumQueues(s, a.Stats(), w == 0) // the members' kernel counters once, not once per worker
 		}
 		return s
 	}
 	if cfg.ready != nil {
 		cfg.ready()
 	}
-	rows := []monitor.Row{{Name: "lag0", Rx: func() uint64 { return aggStats().RxPackets }, Tx: func() uint64 { return aggStats().TxPackets }}}
-	for p, name := range ifnames {
-		p := p
-		rows = append(rows, monitor.Row{Name: name, Detail: p < numMembers,
-			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
+	stats := make([]func() xmit.Stats, len(ifnames))
+	for p := range ifnames {
+		stats[p] = func() xmit.Stats { return ports.Stats(p) }
 	}
-	for id, name := range names {
-		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: name, Detail: true,
-			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
-			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
-	}
-	mon := monitor.New("lagrouter: packets per second", rows)
+	mon := monitor.NewWith("lagrouter: rates", rateRows(aggStats, ifnames[0], ifnames[1], ifnames[numMembers], stats, router.Router, names),
+		cfg.MonitorOptions(router.Router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	stop()
 	wg.Wait()
 	mon.Print(out)
-	t := app.NewTally([]xmit.Stats{aggStats(), ports.Stats(numMembers)}, router.Counters())
+	as := aggStats()
+	for _, a := range aggs { // those are in the LACP line; the tally's are the kernel's
+		as.RxDropped -= a.RxInactive()
+	}
+	t := app.NewTally([]xmit.Stats{as, ports.Stats(numMembers)}, router.Counters())
 	t.AddNeigh(router.Table.Counters())
 	for _, e := range errs {
 		t.Errors.Add(e)
@@ -146,6 +219,19 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 	}
 	t.Report(out, pcap)
+	var st *lacp.Status
+	if ctl != nil {
+		s := ctl.Status()
+		st = &s
+	}
+	printf(out, "  %s\n", memberReport(lc.Name, cfg.Members, []xmit.Stats{ports.Stats(0), ports.Stats(1)}, st))
+	if st != nil {
+		var direct uint64 // the Senders' (filtered): the aggregates saw none
+		for _, s := range senders {
+			direct += s.Received()
+		}
+		printf(out, "  %s\n", slowReport(lc.Name, aggs, st, direct))
+	}
 	trunkgen.PrintNeighbours(out, router.Table, append([]string{cfg.Uplink}, names[1:]...))
 	return t, nil
 }

@@ -29,11 +29,8 @@ type Config struct {
 	Duration time.Duration
 	Interval time.Duration
 	Rate     int // mem: generator frames per second per direction (0: as fast as the router takes them)
-	// Metrics is the address of the HTTP endpoint of metrics and the look inside ("": none);
-	// MetricsAny allows an address other than a loopback one.
-	Metrics    string
-	MetricsAny bool
-	Log        string // event log format: text or json
+	// The operator's flags: -metrics, -metrics-any, -log, -view, -top, -per-worker.
+	app.OperatorFlags
 	// LinuxCP makes the kernel the control plane (afpacket, afxdp): a TAP per port named TapPrefix
 	// and the port's index, the router's addresses on the TAPs, ARP by the kernel.
 	LinuxCP   bool
@@ -66,7 +63,7 @@ type RouteSpec struct {
 }
 
 func defaultConfig() Config {
-	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second, Log: "text", TapPrefix: "ws"}
+	return Config{Backend: app.Mem, Workers: 1, Batch: 64, Duration: 5 * time.Second, Interval: time.Second, OperatorFlags: app.DefaultOperatorFlags(), TapPrefix: "ws"}
 }
 
 // The in-memory network: two ports, 10.0.1.0/24 and 10.0.2.0/24, with host .2 on each.
@@ -177,13 +174,9 @@ func (c *Config) check() error {
 		return fmt.Errorf("-rate %d: want 0 or more", c.Rate)
 	case c.Backend == app.Mem && c.Workers != 1:
 		return errors.New("-workers: the in-memory network has one worker")
-	case c.Log != "text" && c.Log != "json":
-		return fmt.Errorf("-log %q: want text or json", c.Log)
 	}
-	if c.Metrics != "" {
-		if err := checkMetricsAddr(c.Metrics, c.MetricsAny); err != nil {
-			return err
-		}
+	if err := c.OperatorFlags.Check(); err != nil {
+		return err
 	}
 	if c.Backend != app.Mem && len(c.Ports) < 2 {
 		return fmt.Errorf("-backend %s needs at least two -port flags", c.Backend)

@@ -14,6 +14,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/linuxcp"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -154,7 +155,7 @@ func buildCP(c Config, macs []frame.MAC, addrs [][]netip.Prefix, pool *frame.Poo
 // the stage: what arrives on a port is processed, its egress and generated batches sent, its local
 // and unresolved frames handed up (xw.Up, which never waits); what the kernel sent for a port is
 // taken (xw.Take) and sent on it. It allocates nothing per batch.
-func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, ports []xmit.Port, batch, drain int) app.PortErrors {
+func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) app.PortErrors {
 	var errs app.PortErrors
 	out := app.CountSends(ports, &errs)
 	in, down := frame.NewBatch(batch), frame.NewBatch(batch)
@@ -163,7 +164,9 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, ports [
 		waiters[i], _ = p.(xmit.Waiter)
 	}
 	step := func(p int, in *frame.Batch) {
+		trace.Ingress(p)
 		o := w.Process(uint16(p), in)
+		trace.Ingress(-1)
 		for q := range o.Egress {
 			if len(o.Egress[q].Frames) > 0 {
 				out[q].Send(o.Egress[q])
@@ -200,6 +203,7 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, ports [
 	idle, batches, turn := 0, 0, 0
 	done := ctx.Done()
 	for {
+		trace.Poll() // one atomic load while the trace's state is unchanged
 		got := poll()
 		if batches++; batches&63 == 0 {
 			w.Flush()

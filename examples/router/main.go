@@ -9,7 +9,8 @@
 // Events an operator must know (the back-end and mode chosen, links going down and up, port
 // errors, neighbours that fail to resolve) go to stderr through log/slog, as text or, with -log
 // json, JSON lines. -metrics 127.0.0.1:9100 serves Prometheus metrics at /metrics and a read-only
-// JSON look inside: /ports, /interfaces, /neighbours and /route?addr=10.0.2.2.
+// JSON look inside: /ports, /interfaces, /neighbours, /route?addr=10.0.2.2 and /trace?n=10 (the
+// next 10 frames with their verdicts and egress).
 //
 // With -backend afpacket or afxdp it routes between real interfaces:
 //
@@ -91,9 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: frames per second from each host (0: as fast as the router takes them)")
-	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at http://`ADDR`/metrics and JSON at /ports, /interfaces, /neighbours, /route?addr=A (a loopback address, 127.0.0.1:9100; off by default)")
-	fs.BoolVar(&cfg.MetricsAny, "metrics-any", cfg.MetricsAny, "allow -metrics on an address other than a loopback one (the endpoint has no authentication)")
-	fs.StringVar(&cfg.Log, "log", cfg.Log, "event log format on stderr: text or json")
+	cfg.OperatorFlags.Register(fs) // -metrics, -metrics-any, -log, -view, -top, -per-worker
 	fs.BoolVar(&cfg.LinuxCP, "linuxcp", cfg.LinuxCP, "the kernel as the control plane (afpacket, afxdp): a TAP per port, the router's addresses and ARP in the kernel")
 	fs.StringVar(&cfg.TapPrefix, "tap-prefix", cfg.TapPrefix, "-linuxcp: the TAPs' names are `PREFIX` and the port's index (ws0, ws1, ...)")
 	if err := fs.Parse(args); err != nil {

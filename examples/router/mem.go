@@ -126,7 +126,7 @@ func newMemNet(cfg Config) (*memNet, error) {
 		m.mems, m.hosts, raw = append(m.mems, r), append(m.hosts, h), append(raw, r)
 		macs, names = append(macs, memRouterMAC(i)), append(names, p.Name)
 	}
-	wrapped, opsPorts := portSource(names, [][]xmit.Port{raw})
+	wrapped, opsPorts := app.PortSource(names, [][]xmit.Port{raw})
 	m.ports, m.ops = wrapped[0], opsPorts
 	if m.parts, err = build(cfg, macs, pool); err != nil {
 		return nil, err
@@ -320,7 +320,8 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		return Result{}, err
 	}
 	log := cfg.logger()
-	op, err := startOperator(cfg, &ops.Source{Ports: m.ops, Stage: m.router, Neigh: m.parts.table, Routes: m.parts.routes}, log)
+	src := &ops.Source{Ports: m.ops, Stage: m.router, Neigh: m.parts.table, Routes: m.parts.routes, Trace: cfg.NewTrace()}
+	op, err := startOperator(cfg, src, log)
 	if err != nil {
 		return Result{}, err
 	}
@@ -336,12 +337,13 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	var errs app.PortErrors
 	go func() {
 		defer wg.Done()
-		errs = app.RunResolving(routerCtx, m.router.NewWorker(cfg.Batch), res, m.ports, cfg.Batch, 1<<20)
+		w := m.router.NewWorker(cfg.Batch)
+		errs = app.RunTraced(routerCtx, w, res, src.Trace.Hook(0, w, nil, 1), m.ports, cfg.Batch, 1<<20)
 	}()
 	if cfg.ready != nil {
 		cfg.ready()
 	}
-	mon := monitor.New("router: packets per second", portRows(m.ports))
+	mon := monitor.NewWith("router: rates", portRows(m.ports), cfg.MonitorOptions(m.router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	mon.Print(out)
 	stopGen()
@@ -353,11 +355,11 @@ func runMem(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	b := frame.NewBatch(64)
 	for m.receive(b, 0) || m.receive(b, 1) {
 	}
-	logStopped(log, errs)
+	app.LogStopped(log, errs)
 	if cfg.stopped != nil {
 		cfg.stopped()
 	}
-	op.close()
+	op.Close()
 	r := Result{Stage: m.router.Counters(), Neigh: m.parts.table.Counters(), Sink: m.sink, Discarded: res.Discarded}
 	for _, e := range m.parts.table.Entries() {
 		r.HeldLeft += uint64(e.Held)
@@ -382,7 +384,7 @@ func portRows(ports []xmit.Port) []monitor.Row {
 	var rows []monitor.Row
 	for _, p := range ports {
 		p := p
-		rows = append(rows, monitor.Row{Name: p.Name(), Rx: func() uint64 { return p.Stats().RxPackets }, Tx: func() uint64 { return p.Stats().TxPackets }})
+		rows = append(rows, monitor.PortRow(p.Name(), p.Stats))
 	}
 	return rows
 }

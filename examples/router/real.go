@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
@@ -13,8 +12,6 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
-	"github.com/wirespeed/wirespeed/xmit/afpacket"
-	"github.com/wirespeed/wirespeed/xmit/afxdp"
 )
 
 // runReal routes between real interfaces with cfg.Workers workers, each with its own socket
@@ -66,9 +63,10 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		return app.Tally{}, err
 	}
 	defer ports.Close()
-	byWorker, opsPorts := portSource(names, ports.ByWorker)
+	byWorker, opsPorts := app.PortSource(names, ports.ByWorker)
 	log := cfg.logger()
-	op, err := startOperator(cfg, &ops.Source{Ports: opsPorts, Stage: pr.router, Neigh: pr.table, Routes: pr.routes}, log)
+	src := &ops.Source{Ports: opsPorts, Stage: pr.router, Neigh: pr.table, Routes: pr.routes, Trace: cfg.NewTrace()}
+	op, err := startOperator(cfg, src, log)
 	if err != nil {
 		return app.Tally{}, err
 	}
@@ -77,11 +75,11 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	for i, p := range cfg.Ports {
 		if cp != nil {
 			fmt.Fprintf(out, "router: %s %v (MAC %s, MTU %d), kernel side %s\n", p.Name, cp.addrs[i], macs[i], p.MTU, cp.taps[i].Name())
-			log.Info("port opened", append([]any{"port", p.Name, "addrs", fmt.Sprint(cp.addrs[i]), "mac", macs[i].String(), "mtu", p.MTU, "tap", cp.taps[i].Name()}, portMode(ports.ByWorker[0][i], cfg.Workers)...)...)
+			log.Info("port opened", append([]any{"port", p.Name, "addrs", fmt.Sprint(cp.addrs[i]), "mac", macs[i].String(), "mtu", p.MTU, "tap", cp.taps[i].Name()}, app.PortMode(ports.ByWorker[0][i], cfg.Workers)...)...)
 			continue
 		}
 		fmt.Fprintf(out, "router: %s %v (MAC %s, MTU %d)\n", p.Name, p.Addr, macs[i], p.MTU)
-		log.Info("port opened", append([]any{"port", p.Name, "addr", p.Addr, "mac", macs[i].String(), "mtu", p.MTU}, portMode(ports.ByWorker[0][i], cfg.Workers)...)...)
+		log.Info("port opened", append([]any{"port", p.Name, "addr", p.Addr, "mac", macs[i].String(), "mtu", p.MTU}, app.PortMode(ports.ByWorker[0][i], cfg.Workers)...)...)
 	}
 	fmt.Fprintf(out, "%s, %d worker(s), %d static neighbour(s), %d route(s) besides the connected ones\n\n", cfg.Backend, len(ports.ByWorker), len(cfg.Neigh), len(cfg.Routes))
 
@@ -100,12 +98,13 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	resolvers := make([]*app.Resolver, len(ports.ByWorker))
 	for i, wp := range byWorker {
 		w := pr.router.NewWorker(cfg.Batch)
+		hook := src.Trace.Hook(i, w, nil, 1)
 		if cp != nil {
 			wg.Add(1)
 			go func(i int, wp []xmit.Port) {
 				defer wg.Done()
 				runtime.LockOSThread()
-				errs[i] = runCPWorker(wctx, w, cp.x.Worker(i), wp, cfg.Batch, 1024)
+				errs[i] = runCPWorker(wctx, w, cp.x.Worker(i), hook, wp, cfg.Batch, 1024)
 			}(i, wp)
 			continue
 		}
@@ -114,19 +113,13 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(i int, wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.RunResolving(wctx, w, resolvers[i], wp, cfg.Batch, 1024)
+			errs[i] = app.RunTraced(wctx, w, resolvers[i], hook, wp, cfg.Batch, 1024)
 		}(i, wp)
 	}
 	if cfg.ready != nil {
 		cfg.ready()
 	}
-	var rows []monitor.Row
-	for p, name := range names {
-		p := p
-		rows = append(rows, monitor.Row{Name: name,
-			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
-	}
-	mon := monitor.New("router: packets per second", rows)
+	mon := monitor.NewWith("router: rates", ports.Rows(names), cfg.MonitorOptions(pr.router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	stop()
 	wg.Wait()
@@ -134,11 +127,11 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	for i := range errs {
 		perr.Add(errs[i])
 	}
-	logStopped(log, perr)
+	app.LogStopped(log, perr)
 	if cfg.stopped != nil {
 		cfg.stopped()
 	}
-	op.close()
+	op.Close()
 	mon.Print(out)
 	var st []xmit.Stats
 	for p := range names {
@@ -170,32 +163,4 @@ func printNeighbours(out io.Writer, pr *parts, names []string) {
 	for _, e := range pr.table.Entries() {
 		fmt.Fprintf(out, "  %v dev %s lladdr %s %v\n", e.Addr, names[e.Iface], e.MAC, e.State)
 	}
-}
-
-// fanoutModes names afpacket.FanoutMode values.
-var fanoutModes = []string{"hash", "lb", "cpu", "rollover", "random", "qm"}
-
-// portMode describes how a port was opened, for the event log: AF_XDP's copy or zero-copy mode and
-// XDP attach mode, AF_PACKET's transmit path and fanout.
-func portMode(p xmit.Port, workers int) []any {
-	switch q := p.(type) {
-	case *afxdp.Port:
-		return []any{"mode", q.Mode().String(), "attach", q.AttachMode().String(), "queues", workers}
-	case interface{ Config() afpacket.Config }:
-		c := q.Config()
-		tx := "sendmmsg"
-		if c.TxRing != nil {
-			tx = "tx-ring"
-		}
-		fanout := "none"
-		if c.Fanout != nil {
-			mode := strconv.Itoa(int(c.Fanout.Mode))
-			if int(c.Fanout.Mode) < len(fanoutModes) {
-				mode = fanoutModes[c.Fanout.Mode]
-			}
-			fanout = fmt.Sprintf("%s, group %d", mode, c.Fanout.Group)
-		}
-		return []any{"tx", tx, "fanout", fanout, "sockets", workers}
-	}
-	return nil
 }

@@ -28,8 +28,8 @@ func BenchmarkEgressMatrix(b *testing.B) {
 
 // The ingress queue holds benchBatches batches, refilled (untimed) when empty: 512 frames, whose
 // headers stay in the CPU caches as they are right after a NIC or the kernel has copied them in. With
-// 128 batches (17 MB of buffers) the same benchmark measured cold-cache forwarding instead, twice as
-// slow per frame, which is a property of the benchmark rather than of the forwarder.
+// many more batches (17 MB of buffers at 128) it would measure cold caches, a property of the
+// benchmark rather than of the forwarder.
 const (
 	benchBatch   = 64
 	benchBatches = 8

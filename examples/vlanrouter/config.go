@@ -33,12 +33,17 @@ type Config struct {
 	Pcap       string         // pcapng file of forwarded and dropped frames
 	PcapSample int            // capture every nth frame
 
-	ready func() // called once the ports are open and the workers (and generator) started (tests)
+	// The operator's flags: -metrics, -metrics-any, -log, -view, -top, -per-worker.
+	app.OperatorFlags
+
+	ready func()    // called once the ports are open and the workers (and generator) started (tests)
+	logw  io.Writer // the event log's destination (nil: stderr)
 }
 
 func defaultConfig() Config {
 	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		Backend: app.Mem, Workers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1}
+		Backend: app.Mem, Workers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1,
+		OperatorFlags: app.DefaultOperatorFlags()}
 }
 
 // Limits of the flags.
@@ -77,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "mem: generator rate limit in frames/s per direction (0: as fast as the router takes them)")
 	fs.Float64Var(&cfg.Bad, "bad", cfg.Bad, "mem: share of generated frames the router must drop, 0-1 (TTL 1, unknown VLAN, bad checksum)")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "rate display interval (more than 0)")
+	cfg.OperatorFlags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -119,6 +125,9 @@ func (c *Config) check() error {
 		return fmt.Errorf("-pcap-sample %d: want 1 (every frame) or more", c.PcapSample)
 	case c.IPRoute && c.Routes == "":
 		return errors.New("-iproute: says how to read the -routes file, and there is none")
+	}
+	if err := c.OperatorFlags.Check(); err != nil {
+		return err
 	}
 	if c.Backend == app.Mem {
 		switch {

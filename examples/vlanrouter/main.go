@@ -9,6 +9,14 @@
 // rates every second, and exits after -duration with final counters and an accounting check:
 // every frame the router received was forwarded or dropped for a counted reason.
 //
+// Events an operator must know (the back-end and its mode, links going down and up, port errors,
+// neighbours failing to resolve, route table changes) go to stderr through log/slog, as text or,
+// with -log json, JSON lines. -metrics 127.0.0.1:9100 serves Prometheus metrics at /metrics and a
+// read-only JSON look inside: /ports, /interfaces, /neighbours, /route?addr=A and /trace?n=10 (the
+// next 10 frames the workers judge, with their verdicts and egress). The rate table shows packets,
+// bits and drops per second, compact (the ports and the -top busiest interfaces) when there are
+// many interfaces, in full with -view full, and each worker's share with -per-worker.
+//
 // With -backend afpacket or afxdp it forwards between two real interfaces (-trunk, -uplink) with
 // -workers workers, until -duration passes or Ctrl-C. See README.md.
 //

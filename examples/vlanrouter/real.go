@@ -58,6 +58,17 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		return app.Tally{}, err
 	}
 	defer ports.Close()
+	ifnames := []string{cfg.Trunk, cfg.Uplink}
+	byWorker, opsPorts := app.PortSource(ifnames, ports.ByWorker)
+	src := router.Source(opsPorts, cfg.NewTrace())
+	log := cfg.Logger(cfg.logw)
+	op, err := app.StartOperator(cfg.OperatorFlags, src, log)
+	if err != nil {
+		return app.Tally{}, err
+	}
+	log.Info("router started", "backend", cfg.Backend, "ports", 2, "vlans", cfg.VLANs, "workers", len(ports.ByWorker), "batch", cfg.Batch)
+	app.LogPorts(log, ifnames, ports.ByWorker)
+	logRoutes(log, cfg, router)
 	var pcap *app.Pcap
 	if cfg.Pcap != "" {
 		if pcap, err = app.CreatePcap(cfg.Pcap, 0); err != nil {
@@ -73,39 +84,36 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	wg.Add(1)
 	go func() { defer wg.Done(); router.FlushEvery(wctx, time.Millisecond) }() // the hosts' routes
 	errs := make([]app.PortErrors, len(ports.ByWorker))
-	for i, wp := range ports.ByWorker {
+	for i, wp := range byWorker {
 		w := router.NewWorker(cfg.Batch)
+		var tap fwd.Tap
 		if pcap != nil {
-			w.SetTap(pcap, cfg.PcapSample)
+			tap = pcap
 		}
+		hook := src.Trace.Hook(i, w, tap, cfg.PcapSample)
 		res := app.NewResolver(router.Table, router.Demux, cfg.Batch)
 		wg.Add(1)
 		go func(wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.RunResolving(wctx, w, res, wp, cfg.Batch, 1024)
+			errs[i] = app.RunTraced(wctx, w, res, hook, wp, cfg.Batch, 1024)
 		}(wp)
 	}
 
 	if cfg.ready != nil {
 		cfg.ready()
 	}
-	rows := []monitor.Row{}
-	for p, name := range []string{cfg.Trunk, cfg.Uplink} {
-		p := p
-		rows = append(rows, monitor.Row{Name: name,
-			Rx: func() uint64 { return ports.Stats(p).RxPackets }, Tx: func() uint64 { return ports.Stats(p).TxPackets }})
-	}
-	for id, name := range names {
-		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: name, Detail: true,
-			Rx: func() uint64 { return router.IfaceStats(id).RxPackets },
-			Tx: func() uint64 { return router.IfaceStats(id).TxPackets }})
-	}
-	mon := monitor.New("vlanrouter: packets per second", rows)
+	rows := append(ports.Rows(ifnames), app.IfaceRows(router.Router, names)...)
+	mon := monitor.NewWith("vlanrouter: rates", rows, cfg.MonitorOptions(router.Router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	stop()
 	wg.Wait()
+	var perr app.PortErrors
+	for _, e := range errs {
+		perr.Add(e)
+	}
+	app.LogStopped(log, perr)
+	op.Close()
 	mon.Print(out)
 	t := app.NewTally([]xmit.Stats{ports.Stats(portTrunk), ports.Stats(portUplink)}, router.Counters())
 	t.AddNeigh(router.Table.Counters())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -83,8 +85,33 @@ func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
 
 // worker polls the router's ports until ctx ends and then until they are drained; it returns the
 // errors its Recv and Send calls got.
-func (t *topology) worker(ctx context.Context, batch int, tap fwd.Tap, every int) app.PortErrors {
-	return trunkgen.Poll(ctx, t.router, t.res, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
+func (t *topology) worker(ctx context.Context, batch int, trace *ops.Trace, tap fwd.Tap, every int) app.PortErrors {
+	return trunkgen.PollTraced(ctx, t.router, t.res, trace, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
+}
+
+// operator wraps the router's ports so that the errors of their calls are counted and starts the
+// operator view: the event log and, with -metrics, the endpoint.
+func (t *topology) operator(cfg Config) (*app.Operator, *ops.Source, error) {
+	wrapped, ports := app.PortSource([]string{t.mems[0].Name(), t.mems[1].Name()}, [][]xmit.Port{t.ports})
+	t.ports = wrapped[0]
+	src := t.router.Source(ports, cfg.NewTrace())
+	log := cfg.Logger(cfg.logw)
+	op, err := app.StartOperator(cfg.OperatorFlags, src, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("router started", "backend", "mem", "mode", "in-memory links", "ports", len(t.ports), "vlans", cfg.VLANs, "workers", 1, "batch", cfg.Batch)
+	logRoutes(log, cfg, t.router)
+	return op, src, nil
+}
+
+// logRoutes logs the route table loaded.
+func logRoutes(log *slog.Logger, cfg Config, r *trunkgen.Router) {
+	from := "built-in"
+	if cfg.Routes != "" {
+		from = cfg.Routes
+	}
+	log.Info("routes loaded", "from", from, "routes", r.Routes.Len())
 }
 
 // Result is what a run counted.
@@ -103,6 +130,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		}
 		tap = pcap
 	}
+	op, src, err := t.operator(cfg)
+	if err != nil {
+		return Result{}, err
+	}
 	printf(out, "vlanrouter: trunk0 with %d VLANs (%s..%s) routed to uplink0; in-memory ports, synthetic traffic\n\n",
 		cfg.VLANs, t.names[1], t.names[cfg.VLANs])
 
@@ -113,24 +144,17 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	wg.Add(2)
 	go func() { defer wg.Done(); g.Run(genCtx) }()
 	var perr app.PortErrors
-	go func() { defer wg.Done(); perr = t.worker(routerCtx, cfg.Batch, tap, cfg.PcapSample) }()
+	go func() { defer wg.Done(); perr = t.worker(routerCtx, cfg.Batch, src.Trace, tap, cfg.PcapSample) }()
 	if cfg.ready != nil {
 		cfg.ready()
 	}
 
-	rows := []monitor.Row{}
-	for p, m := range t.mems {
-		m := m
-		rows = append(rows, monitor.Row{Name: m.Name(), Rx: func() uint64 { return m.Stats().RxPackets }, Tx: func() uint64 { return m.Stats().TxPackets }})
-		_ = p
+	var rows []monitor.Row
+	for _, m := range t.mems {
+		rows = append(rows, monitor.PortRow(m.Name(), m.Stats))
 	}
-	for id, name := range t.names {
-		id := uint16(id)
-		rows = append(rows, monitor.Row{Name: name, Detail: true,
-			Rx: func() uint64 { return t.router.IfaceStats(id).RxPackets },
-			Tx: func() uint64 { return t.router.IfaceStats(id).TxPackets }})
-	}
-	mon := monitor.New("vlanrouter: packets per second", rows)
+	rows = append(rows, app.IfaceRows(t.router.Router, t.names)...)
+	mon := monitor.NewWith("vlanrouter: rates", rows, cfg.MonitorOptions(t.router.Router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
 	mon.Print(out) // the last (partial) interval
 
@@ -141,6 +165,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	}
 	stopRouter()
 	wg.Wait()
+	app.LogStopped(op.Log, perr)
+	op.Close()
 	g.Drain()
 	for _, m := range t.mems {
 		m.Close()

@@ -74,6 +74,15 @@
 // The members' own ports must receive frames for 01:80:c2:00:00:02: a Sender joins that
 // multicast group on its interface; a promiscuous port receives it anyway.
 //
+// On AF_PACKET the data path need not see the PDUs at all: open the members' sockets with
+// afpacket.Config.Filter = NoSlowFilter (the kernel keeps EtherType 0x8809 out of them), set
+// lag.Config.SlowFiltered (Recv no longer scans the batches: one test per batch, for a member
+// that is not usable) and run a Sender's Receive per member, which reads the PDUs from a socket
+// bound to EtherType 0x8809 and hands them to the controller:
+//
+//	s0.Listen() // in the interfaces' network namespace
+//	go s0.Receive(ctx, ctl, 0)
+//
 // # Events
 //
 // Config.Events receives, in order, from the goroutine running Tick and Process: link up/down

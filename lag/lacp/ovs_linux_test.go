@@ -5,13 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,99 +16,6 @@ import (
 	"github.com/wirespeed/wirespeed/xmit"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
 )
-
-// ovs is a private Open vSwitch: ovsdb-server and ovs-vswitchd (userspace netdev datapath) in a
-// namespace of the test, with every file and socket in a directory of the test.
-type ovs struct {
-	t   *testing.T
-	ns  *nettest.NS
-	dir string
-	env []string
-}
-
-// ovsTools are the programs of Debian's openvswitch-switch and openvswitch-common.
-var ovsTools = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-appctl"}
-
-const ovsSchema = "/usr/share/openvswitch/vswitch.ovsschema"
-
-// requireOVS skips the test, with the reason, when Open vSwitch is not installed (even under
-// WIRESPEED_REQUIRE_PRIV=1: it is an optional partner); once it is installed, failures fail.
-func requireOVS(t *testing.T) {
-	for _, p := range ovsTools {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("needs Open vSwitch (%s not found: apt-get install -y openvswitch-switch)", p)
-		}
-	}
-	if _, err := os.Stat(ovsSchema); err != nil {
-		t.Skipf("needs Open vSwitch's schema: %v", err)
-	}
-}
-
-func (o *ovs) cmd(args ...string) string {
-	o.t.Helper()
-	c := exec.Command(args[0], args[1:]...)
-	c.Env = o.env
-	out, err := c.CombinedOutput()
-	if err != nil {
-		o.t.Fatalf("%s: %v\n%s%s", strings.Join(args, " "), err, out, o.logTail())
-	}
-	return string(out)
-}
-
-func (o *ovs) logTail() string {
-	b, _ := os.ReadFile(filepath.Join(o.dir, "ovs-vswitchd.log"))
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return "\nvswitchd.log:\n" + string(b)
-}
-
-func (o *ovs) vsctl(args ...string) string {
-	return o.cmd(append([]string{"ovs-vsctl", "--db=unix:" + filepath.Join(o.dir, "db.sock"), "--timeout=10"}, args...)...)
-}
-
-func (o *ovs) appctl(args ...string) string {
-	return o.cmd(append([]string{"ovs-appctl", "-t", filepath.Join(o.dir, "vswitchd.ctl")}, args...)...)
-}
-
-// daemon starts a detached OVS daemon in the namespace and stops it (SIGTERM, then SIGKILL) when
-// the test ends.
-func (o *ovs) daemon(name string, args ...string) {
-	pidfile := filepath.Join(o.dir, name+".pid")
-	full := append([]string{"ip", "netns", "exec", o.ns.Name, name}, args...)
-	full = append(full, "--pidfile="+pidfile, "--detach", "--no-chdir",
-		"--log-file="+filepath.Join(o.dir, name+".log"), "--unixctl="+filepath.Join(o.dir, strings.TrimPrefix(name, "ovs-")+".ctl"))
-	o.cmd(full...)
-	o.t.Cleanup(func() {
-		b, err := os.ReadFile(pidfile)
-		if err != nil {
-			return
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 1 {
-			return
-		}
-		syscall.Kill(pid, syscall.SIGTERM)
-		for i := 0; i < 100; i++ {
-			if syscall.Kill(pid, 0) != nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		syscall.Kill(pid, syscall.SIGKILL)
-	})
-}
-
-func startOVS(t *testing.T, ns *nettest.NS) *ovs {
-	dir := t.TempDir()
-	o := &ovs{t: t, ns: ns, dir: dir}
-	o.env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_LOGDIR="+dir, "OVS_DBDIR="+dir, "OVS_SYSCONFDIR="+dir)
-	o.cmd("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), ovsSchema)
-	o.daemon("ovsdb-server", filepath.Join(dir, "conf.db"), "--remote=punix:"+filepath.Join(dir, "db.sock"))
-	o.vsctl("--no-wait", "init")
-	o.daemon("ovs-vswitchd", "unix:"+filepath.Join(dir, "db.sock"))
-	return o
-}
 
 // recordSlow passes slow frames on to the controller and, with WIRESPEED_OVS_CAPTURE set to a
 // file name, appends their hex to it (how testdata/ovs-lacpdu.txt's negotiated vectors are made).
@@ -138,41 +39,6 @@ func (r *recordSlow) HandleSlow(member int, f []byte) {
 	r.next.HandleSlow(member, f)
 }
 
-var (
-	memberRE = regexp.MustCompile(`(?m)^member: (\S+): (.*)$`)
-	stateRE  = regexp.MustCompile(`(?m)^  (actor|partner) state: (.*)$`)
-)
-
-// lacpShow parses ovs-appctl lacp/show: per member, its status line ("current attached") and its
-// actor and partner states.
-func lacpShow(out string) map[string][3]string {
-	m := map[string][3]string{}
-	sections := memberRE.FindAllStringSubmatchIndex(out, -1)
-	for i, s := range sections {
-		end := len(out)
-		if i+1 < len(sections) {
-			end = sections[i+1][0]
-		}
-		name, status := out[s[2]:s[3]], out[s[4]:s[5]]
-		var st [3]string
-		st[0] = status
-		for _, sm := range stateRE.FindAllStringSubmatch(out[s[0]:end], -1) {
-			if sm[1] == "actor" {
-				st[1] = sm[2]
-			} else {
-				st[2] = sm[2]
-			}
-		}
-		m[name] = st
-	}
-	return m
-}
-
-// bondEnabled parses ovs-appctl bond/show: which members are enabled.
-func bondEnabled(out string, member string) bool {
-	return strings.Contains(out, "member "+member+": enabled")
-}
-
 // TestOVS: Open vSwitch (lacp=active, lacp-time=fast, a netdev-datapath bond over two veths) is
 // the partner of a Controller driving a lag.Aggregate over AF_PACKET ports on the veths' other
 // ends. Both members must be current, in sync, collecting and distributing on both sides and
@@ -180,15 +46,15 @@ func bondEnabled(out string, member string) bool {
 // back.
 func TestOVS(t *testing.T) {
 	nettest.RequirePriv(t)
-	requireOVS(t)
+	nettest.RequireOVS(t)
 	nsO, nsL := nettest.NewNS(t, "ovs"), nettest.NewNS(t, "lacp")
 	var ovsIf, ourIf [2]string
 	for i := 0; i < 2; i++ {
 		ovsIf[i], ourIf[i] = nettest.Veth(t, nsO, nsL, "o", "l")
 	}
-	o := startOVS(t, nsO)
-	o.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev", "other_config:hwaddr=02:00:00:00:0f:01")
-	o.vsctl("add-bond", "br0", "bond0", ovsIf[0], ovsIf[1], "lacp=active", "other_config:lacp-time=fast", "bond_mode=balance-tcp")
+	o := nettest.StartOVS(t, nsO)
+	o.Vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev", "other_config:hwaddr=02:00:00:00:0f:01")
+	o.Vsctl("add-bond", "br0", "bond0", ovsIf[0], ovsIf[1], "lacp=active", "other_config:lacp-time=fast", "bond_mode=balance-tcp")
 
 	// Our end: per member an AF_PACKET port for the aggregate and a Sender for the PDUs.
 	var members []xmit.Port
@@ -253,22 +119,18 @@ func TestOVS(t *testing.T) {
 		}
 	}()
 
-	up := func(m map[string][3]string, name string) bool {
-		s := m[name]
-		want := "activity timeout aggregation synchronized collecting distributing"
-		return s[0] == "current attached" && s[1] == want && s[2] == want
-	}
+	up := func(m map[string]nettest.LACPMember, name string) bool { return m[name].Up() }
 	start := time.Now()
 	var show, bond string
 	for {
-		show, bond = o.appctl("lacp/show", "bond0"), o.appctl("bond/show", "bond0")
-		m := lacpShow(show)
-		if up(m, ovsIf[0]) && up(m, ovsIf[1]) && bondEnabled(bond, ovsIf[0]) && bondEnabled(bond, ovsIf[1]) &&
+		show, bond = o.Appctl("lacp/show", "bond0"), o.Appctl("bond/show", "bond0")
+		m := nettest.LACPShow(show)
+		if up(m, ovsIf[0]) && up(m, ovsIf[1]) && nettest.BondEnabled(bond, ovsIf[0]) && nettest.BondEnabled(bond, ovsIf[1]) &&
 			agg.MemberUp(0) && agg.MemberUp(1) {
 			break
 		}
 		if time.Since(start) > 30*time.Second {
-			t.Fatalf("no aggregation after 30 s: ours %+v\nlacp/show:\n%s\nbond/show:\n%s%s", ctl.Status(), show, bond, o.logTail())
+			t.Fatalf("no aggregation after 30 s: ours %+v\nlacp/show:\n%s\nbond/show:\n%s%s", ctl.Status(), show, bond, o.LogTail())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -293,16 +155,16 @@ func TestOVS(t *testing.T) {
 			oursAt = time.Since(down)
 		}
 		if ovsAt == 0 {
-			if b := o.appctl("bond/show", "bond0"); !bondEnabled(b, ovsIf[1]) {
+			if b := o.Appctl("bond/show", "bond0"); !nettest.BondEnabled(b, ovsIf[1]) {
 				ovsAt = time.Since(down)
 			}
 		}
 		if time.Since(down) > 3*time.Second {
-			t.Fatalf("member 1 still used 3 s after its link went down: ours %v, OVS %v\n%s", agg.MemberUp(1), ovsAt, o.appctl("bond/show", "bond0"))
+			t.Fatalf("member 1 still used 3 s after its link went down: ours %v, OVS %v\n%s", agg.MemberUp(1), ovsAt, o.Appctl("bond/show", "bond0"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !agg.MemberUp(0) || !bondEnabled(o.appctl("bond/show", "bond0"), ovsIf[0]) {
+	if !agg.MemberUp(0) || !nettest.BondEnabled(o.Appctl("bond/show", "bond0"), ovsIf[0]) {
 		t.Fatalf("member 0 lost too")
 	}
 	t.Logf("member 1 link down: left out by us after %v, by OVS after %v", oursAt.Round(time.Millisecond), ovsAt.Round(time.Millisecond))
@@ -311,12 +173,12 @@ func TestOVS(t *testing.T) {
 	nsL.Exec(t, "ip", "link", "set", ourIf[1], "up")
 	back := time.Now()
 	for {
-		m := lacpShow(o.appctl("lacp/show", "bond0"))
-		if up(m, ovsIf[1]) && bondEnabled(o.appctl("bond/show", "bond0"), ovsIf[1]) && agg.MemberUp(1) {
+		m := nettest.LACPShow(o.Appctl("lacp/show", "bond0"))
+		if up(m, ovsIf[1]) && nettest.BondEnabled(o.Appctl("bond/show", "bond0"), ovsIf[1]) && agg.MemberUp(1) {
 			break
 		}
 		if time.Since(back) > 30*time.Second {
-			t.Fatalf("member 1 not back: %+v\n%s", ctl.Status().Ports[1], o.appctl("lacp/show", "bond0"))
+			t.Fatalf("member 1 not back: %+v\n%s", ctl.Status().Ports[1], o.Appctl("lacp/show", "bond0"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -326,7 +188,7 @@ func TestOVS(t *testing.T) {
 	// so after 3 s without an LACPDU) and we, hearing OVS's LACPDU saying so, leave it too.
 	ctl.SetLinkUp(1, false)
 	silent := time.Now()
-	for bondEnabled(o.appctl("bond/show", "bond0"), ovsIf[1]) {
+	for nettest.BondEnabled(o.Appctl("bond/show", "bond0"), ovsIf[1]) {
 		if time.Since(silent) > 10*time.Second {
 			t.Fatalf("OVS still uses member 1 10 s after it went silent")
 		}

@@ -1,11 +1,13 @@
 package lacp
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -33,6 +35,8 @@ type Sender struct {
 	ifr    *unix.Ifreq
 	c      xmit.Counters
 	closed atomic.Bool
+	rx     atomic.Uint64 // Receive's frames
+	rfd    int           // Listen's socket, -1: none
 }
 
 // OpenSender opens a Sender on ifname in the network namespace of the calling thread. A missing
@@ -59,7 +63,7 @@ func openSender(ifname string) (_ *Sender, err error) {
 			unix.Close(fd)
 		}
 	}()
-	s := &Sender{name: ifname, fd: fd, to: unix.SockaddrLinklayer{Ifindex: index, Protocol: htons(EtherType), Halen: 6}}
+	s := &Sender{name: ifname, fd: fd, rfd: -1, to: unix.SockaddrLinklayer{Ifindex: index, Protocol: htons(EtherType), Halen: 6}}
 	copy(s.to.Addr[:], SlowProtocolsMAC[:])
 	// Protocol 0 in bind too: the socket is tied to the interface and still receives nothing.
 	if err = unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: index}); err != nil {
@@ -88,6 +92,68 @@ func (s *Sender) Name() string { return s.name }
 
 // MAC is the interface's address.
 func (s *Sender) MAC() frame.MAC { return s.mac }
+
+// Listen opens the Sender's receiving socket, bound to EtherType 0x8809 on the interface (the
+// kernel gives it only slow-protocols frames), in the network namespace of the calling thread;
+// frames queue there until Receive reads them. Receive calls it if it has not been called.
+func (s *Sender) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rfd >= 0 {
+		return nil
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(EtherType)))
+	if err != nil {
+		return fmt.Errorf("lacp: listen on %s: %w", s.name, os.NewSyscallError("socket", err))
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(EtherType), Ifindex: s.to.Ifindex}); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("lacp: listen on %s: %w", s.name, os.NewSyscallError("bind", err))
+	}
+	// A timeout, so that Receive sees its context end and Close within 100 ms.
+	tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("lacp: listen on %s: %w", s.name, os.NewSyscallError("setsockopt(SO_RCVTIMEO)", err))
+	}
+	s.rfd = fd
+	return nil
+}
+
+// Receive hands the slow-protocols frames the interface receives to h (a Controller's
+// HandleSlow) as member, until ctx ends or the Sender is closed: for data paths whose sockets do
+// not get them (NoSlowFilter), so that the workers never look for them. It reads the socket
+// Listen opened. Call it once, on a goroutine of its own. A link going down is reported to the
+// socket as an error, which Receive reads past.
+func (s *Sender) Receive(ctx context.Context, h interface{ HandleSlow(int, []byte) }, member int) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	fd := s.rfd
+	s.mu.Unlock()
+	buf := make([]byte, 2048)
+	for ctx.Err() == nil && !s.closed.Load() {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		switch err {
+		case nil:
+			if n > 0 {
+				s.rx.Add(1)
+				h.HandleSlow(member, buf[:n])
+			}
+		case unix.EAGAIN, unix.EINTR, unix.ENETDOWN, unix.ENXIO:
+		default:
+			if s.closed.Load() {
+				return nil
+			}
+			return fmt.Errorf("lacp: receive on %s: %w", s.name, os.NewSyscallError("recvfrom", err))
+		}
+	}
+	return nil
+}
+
+// Received counts the frames Receive handed over.
+func (s *Sender) Received() uint64 { return s.rx.Load() }
 
 // Recv never has frames (the socket receives nothing); after Close it returns xmit.ErrClosed.
 func (s *Sender) Recv(b *frame.Batch) (int, error) {
@@ -150,6 +216,11 @@ func (s *Sender) Close() error {
 	defer s.mu.Unlock()
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if s.rfd >= 0 {
+		// Receive may be in recvfrom: it sees closed within its 100 ms timeout, and an error
+		// from a closed descriptor after that is not reported.
+		unix.Close(s.rfd)
 	}
 	return unix.Close(s.fd)
 }

@@ -3,6 +3,7 @@
 package lacp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -26,3 +27,14 @@ func (s *Sender) Send(b *frame.Batch) (int, error) { b.Free(); return 0, xmit.Er
 func (s *Sender) LinkUp() bool                     { return false }
 func (s *Sender) Stats() xmit.Stats                { return xmit.Stats{} }
 func (s *Sender) Close() error                     { return nil }
+
+// Listen is not supported outside Linux.
+func (s *Sender) Listen() error { return errors.ErrUnsupported }
+
+// Receive is not supported outside Linux.
+func (s *Sender) Receive(ctx context.Context, h interface{ HandleSlow(int, []byte) }, member int) error {
+	return errors.ErrUnsupported
+}
+
+// Received is 0 outside Linux.
+func (s *Sender) Received() uint64 { return 0 }

@@ -162,6 +162,16 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	if p.ifr, err = unix.NewIfreq(ifname); err != nil {
 		return nil, err
 	}
+	if len(c.Filter) > 0 {
+		prog := make([]unix.SockFilter, len(c.Filter))
+		for i, in := range c.Filter {
+			prog[i] = unix.SockFilter{Code: in.Code, Jt: in.Jt, Jf: in.Jf, K: in.K}
+		}
+		fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+		if err = unix.SetsockoptSockFprog(p.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fp); err != nil {
+			return nil, sysErr("setsockopt(SO_ATTACH_FILTER)", err)
+		}
+	}
 	if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
 		return nil, sysErr("setsockopt(PACKET_VERSION)", err)
 	}
@@ -409,7 +419,7 @@ func (p *Port) ready() bool {
 // Recv implements xmit.Port: it fills b with up to b.Cap() frames from the ring, without copying
 // (see the type's documentation on ownership). It never blocks; see Wait. In blocks of small frames
 // it reads the ring's cache lines up to 2 KiB ahead of its walk, so that the frames' lines (headers
-// and first bytes) arrive in parallel rather than one frame after another (bench/RX.md).
+// and first bytes) arrive in parallel rather than one frame after another (bench/notes/rx.md).
 func (p *Port) Recv(b *frame.Batch) (int, error) {
 	if len(b.Frames) != 0 {
 		return 0, xmit.ErrNotEmpty
@@ -713,6 +723,7 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 	}
 	sent, bytes, retries := 0, 0, 0
 	var serr error
+	downSeen := false
 	for start := 0; start < k; {
 		r, e := sendmmsg(p.fd, msgs[start:k], unix.MSG_DONTWAIT)
 		if e == 0 {
@@ -742,6 +753,13 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 			dropped += k - start
 			start = k
 		case unix.ENETDOWN, unix.ENXIO, unix.ENODEV:
+			// The kernel reports a link going down as a pending socket error at the next call,
+			// even once the link is back (packet_notifier's sk_err): the first such error is
+			// consumed and the call tried again; a second one is the link down now.
+			if !downSeen {
+				downSeen = true
+				continue
+			}
 			dropped += k - start // link down
 			start = k
 		case unix.EMSGSIZE:

@@ -11,8 +11,8 @@ const (
 	DefaultBlockSize = 128 << 10 // bytes per RX ring block (~900 frames of 60 bytes)
 	// DefaultBlockCount is the number of RX ring blocks (16 MiB in all). With a short RetireTimeout
 	// the kernel hands blocks over part-full, so the ring holds BlockCount x RetireTimeout of traffic
-	// at most whatever its size: 128 blocks bear a consumer stalled for ~100 ms at 1 Mpps (16 blocks,
-	// the old default, dropped frames after a 16 ms stall; see bench/RX.md).
+	// at most whatever its size: 128 blocks bear a consumer stalled for ~100 ms at 1 Mpps (16 blocks
+	// would drop frames after a 16 ms stall; see bench/notes/rx.md).
 	DefaultBlockCount    = 128
 	DefaultFrameSize     = 2048 // nominal tp_frame_size (TPACKET_V3 places frames back to back)
 	DefaultRetireTimeout = time.Millisecond
@@ -96,11 +96,23 @@ type Config struct {
 	// PortID is stamped into frame.Frame.Port of every received frame.
 	PortID uint16
 
+	// Filter, when not empty, is a classic BPF program the kernel runs on every frame before it
+	// reaches the ring (SO_ATTACH_FILTER): a frame it returns 0 for never reaches the socket (nor
+	// its counters). It is attached before the socket is bound, so no frame passes unfiltered.
+	Filter []BPF
+
 	// TxRing, when not nil, makes Send transmit through a PACKET_TX_RING (mapped together with the
 	// receive ring) instead of sendmmsg(2): every frame is copied into a ring slot (counted in
 	// Stats().TxCopied) and one send(2) per batch rings the doorbell. See the package documentation
 	// for which is faster.
 	TxRing *TxRing
+}
+
+// BPF is one classic BPF instruction (struct sock_filter).
+type BPF struct {
+	Code   uint16
+	Jt, Jf uint8
+	K      uint32
 }
 
 // TxRing is the geometry of the PACKET_TX_RING transmit path. Zero fields mean defaults.

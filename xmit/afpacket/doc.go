@@ -48,14 +48,9 @@
 // Frames the kernel does not take are taken back from the ring and counted, so no slot is left
 // pending between calls.
 //
-// Which is faster on veth (BenchmarkSend, both paths side by side, 24 interleaved runs, medians;
-// bench/TX.md has the command and the table): the TX ring spends 18 % less CPU of the sending thread
-// per frame with 60-byte frames and 12 % less with 1500-byte frames, but it sends no more frames per
-// second of wall time: 1.00x with 60-byte frames, 0.87x with 1500-byte frames (on a shared 2-CPU
-// machine; every difference here has p < 0.04 but the 60-byte Mpps). Since it is not faster and costs a
-// user-space copy of every forwarded frame (sendmmsg forwards from the receive ring without one),
-// sendmmsg stays the default; the TX ring is the choice when the sending core's CPU time is what
-// runs out.
+// sendmmsg is the default: it forwards from the receive ring without a copy, and the TX ring sends
+// no more frames per second (bench/notes/tx.md). The TX ring spends less CPU of the sending thread per
+// frame, so it is the choice when the sending core's CPU time is what runs out.
 //
 // On systems other than Linux, Open returns an error wrapping errors.ErrUnsupported.
 package afpacket

@@ -79,7 +79,7 @@ func (p *Port) walkStride(blks []uint32, step uint32) {
 // caches).
 var variants = []string{"recv", "desc", "chain", "chain+byte", "stride64", "2ndpass"}
 
-// BenchmarkDrainParts splits bench's BenchmarkRecvDrain into parts (see bench/RX.md): each cycle fills
+// BenchmarkDrainParts splits bench's BenchmarkRecvDrain into parts (see bench/notes/rx.md): each cycle fills
 // the ring with k 60-byte frames (a sendmmsg port of this package on CPU 1), waits 100 ms for every
 // block to retire, then empties it on CPU 0 with one of the variants above, in turn, so that every
 // variant sees the same conditions; only the emptying is timed (the receiving thread's CPU time per

@@ -15,9 +15,8 @@ import (
 type iovec struct{ base, len uintptr }
 
 // mmsghdr is struct mmsghdr: a struct msghdr, then msg_len; Go pads it to the alignment of msghdr as
-// C does (64 bytes on 64-bit). An earlier flat copy of msghdr's fields packed msg_flags and msg_len
-// into one word (56 bytes), after which the kernel read every message but the first at the wrong
-// offset and sendmmsg sent one frame per call.
+// C does (64 bytes on 64-bit). Packing msg_flags and msg_len into one word (56 bytes) would make the
+// kernel read every message but the first at the wrong offset.
 type mmsghdr struct {
 	hdr unix.Msghdr
 	len uint32

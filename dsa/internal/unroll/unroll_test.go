@@ -101,7 +101,7 @@ func TestBatchLoopsRefuses(t *testing.T) {
 		{"results", []byte(strings.Replace(string(encSrc(encSig, "", encHead, encBody)), "tw uint32) {", "tw uint32) (n int) {", 1)), "has results"},
 		{"a method", []byte(strings.Replace(string(encSrc(encSig, "", encHead, encBody)), "func encXBatch", "func (c *codec) encXBatch", 1)), "a method"},
 	} {
-		_, err := BatchLoops(c.src)
+		_, err := BatchLoops(Source{"batch.go", c.src})
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
@@ -115,11 +115,11 @@ func TestBatchLoopsRefuses(t *testing.T) {
 // decodeBatch, is not a loop function; one that does and is not one is an error.
 func TestBatchLoopsSkips(t *testing.T) {
 	s := string(encSrc(encSig, "", encHead, encBody)) + "\nfunc decodeBatch(fr []frame.Frame) int { return len(fr) }\n"
-	if _, err := BatchLoops([]byte(s)); err != nil {
+	if _, err := BatchLoops(Source{"batch.go", []byte(s)}); err != nil {
 		t.Errorf("decodeBatch: %v", err)
 	}
 	s += "\nfunc encYBatch(fr []frame.Frame) int { return len(fr) }\n"
-	if _, err := BatchLoops([]byte(s)); err == nil || !strings.Contains(err.Error(), "encYBatch") {
+	if _, err := BatchLoops(Source{"batch.go", []byte(s)}); err == nil || !strings.Contains(err.Error(), "encYBatch") {
 		t.Errorf("encYBatch: err %v", err)
 	}
 }
@@ -128,14 +128,14 @@ func TestBatchLoopsSkips(t *testing.T) {
 // jumps to frame k+1, and the first len(fr) % 4 frames run through the body in the same
 // function (no call back into decXBatch).
 func TestBatchLoopsRewrite(t *testing.T) {
-	out, err := BatchLoops(decSrc("\tlim := tw + 1 // a comment\n", `		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	out, err := BatchLoops(Source{"batch.go", decSrc("\tlim := tw + 1 // a comment\n", `		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
 		if f.Len > 0 { // "unsafe.Add(fb, p)" in a comment stays
 			*in = Info{Code: uint8(lim)}
 			s := "slow(rb, p)"
 			_ = s
 			continue
 		}
-		slow(rb, p)`))
+		slow(rb, p)`)})
 	if err != nil {
 		t.Fatal(err)
 	}

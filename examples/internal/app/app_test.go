@@ -171,3 +171,33 @@ func TestIfaceMACMissing(t *testing.T) {
 		t.Errorf("lo: %v, want an error naming it that is not ErrNoSuchInterface (no Ethernet address)", err)
 	}
 }
+
+// queuePort is a port that reports fixed counters.
+type queuePort struct {
+	brokenPort
+	s xmit.Stats
+}
+
+func (p *queuePort) Stats() xmit.Stats { return p.s }
+
+// TestKernelCountedOnce: an interface opened by three workers reports its kernel drops once in
+// Ports.Stats and in the Tally, while its own counters add up.
+func TestKernelCountedOnce(t *testing.T) {
+	q := func(rx uint64) xmit.Port {
+		return &queuePort{s: xmit.Stats{RxPackets: rx, KernelRxDropped: 7, KernelTxDropped: 5, KernelRxErrors: 1}}
+	}
+	p := &Ports{ByWorker: [][]xmit.Port{{q(1)}, {q(2)}, {q(3)}}}
+	s := p.Stats(0)
+	if s.RxPackets != 6 || s.KernelRxDropped != 7 || s.KernelTxDropped != 5 || s.KernelRxErrors != 1 {
+		t.Fatalf("%+v", s)
+	}
+	tl := NewTally([]xmit.Stats{s, s}, fwd.Counters{})
+	if tl.KernelRxDropped != 14 || tl.KernelTxDropped != 10 {
+		t.Fatalf("tally over two interfaces: %+v", tl)
+	}
+	var out strings.Builder
+	tl.Report(&out, nil)
+	if !strings.Contains(out.String(), "the interfaces dropped 14 received and 10 sent frames") {
+		t.Fatal(out.String())
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
 	"github.com/wirespeed/wirespeed/xmit/afxdp"
@@ -44,6 +46,9 @@ type OpenConfig struct {
 	// Promiscuous puts AF_PACKET interfaces in promiscuous mode (needed on real NICs for frames
 	// to MACs other than the interface's; veth delivers everything anyway).
 	Promiscuous bool
+	// Filters are classic BPF programs for the AF_PACKET sockets of the interfaces, by index in
+	// Ifnames (afpacket.Config.Filter); missing or nil: none.
+	Filters [][]afpacket.BPF
 }
 
 // Ports are the real ports an example forwards on: ByWorker[w][p] is worker w's port p.
@@ -88,6 +93,9 @@ func Open(cfg OpenConfig) (*Ports, error) {
 			switch cfg.Backend {
 			case AFPacket:
 				c := &afpacket.Config{PortID: uint16(i), Promiscuous: cfg.Promiscuous}
+				if i < len(cfg.Filters) {
+					c.Filter = cfg.Filters[i]
+				}
 				if cfg.Workers > 1 {
 					c.Fanout = &afpacket.Fanout{Group: group + uint16(i), Mode: afpacket.FanoutHash}
 				}
@@ -121,13 +129,27 @@ func Queues(ifname string) int {
 	return max(len(m), 1)
 }
 
-// Stats sums port p's counters over the workers.
+// Stats sums port p's counters over the workers. The Kernel fields are the interface's own
+// counters, which every worker's queue reports whole: they are counted once (ops.SumQueues).
 func (p *Ports) Stats(port int) xmit.Stats {
 	var s xmit.Stats
-	for _, ports := range p.ByWorker {
-		s = s.Add(ports[port].Stats())
+	for w, ports := range p.ByWorker {
+		s = ops.SumQueues(s, ports[port].Stats(), w == 0)
 	}
 	return s
+}
+
+// Rows are the rate table's rows of the ports, names[p] naming port p: one per port (Stats), each
+// followed by a Worker row per worker (its own queue's counters).
+func (p *Ports) Rows(names []string) []monitor.Row {
+	var rows []monitor.Row
+	for i, name := range names {
+		rows = append(rows, monitor.PortRow(name, func() xmit.Stats { return p.Stats(i) }))
+		for w, ports := range p.ByWorker {
+			rows = append(rows, monitor.WorkerRow(w, ports[i]))
+		}
+	}
+	return rows
 }
 
 // Close closes every port, then the shared UMEMs.

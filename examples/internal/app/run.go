@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -30,11 +31,18 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 // through res.Step, and res.Poll runs the table's timers once a millisecond and whenever the
 // worker is idle.
 func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmit.Port, batch, drain int) PortErrors {
+	return RunTraced(ctx, w, res, nil, ports, batch, drain)
+}
+
+// RunTraced is RunResolving with a packet trace's hook (nil: none): the loop polls it once per
+// round of its ports, so that a trace request turns the worker's tap on before its next batch
+// (ops.TraceHook).
+func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) PortErrors {
 	var errs PortErrors
 	out := CountSends(ports, &errs)
-	step := func(p int, in *frame.Batch) { w.Forward(uint16(p), in, out) }
+	step := func(p int, in *frame.Batch) { trace.Ingress(p); w.Forward(uint16(p), in, out); trace.Ingress(-1) }
 	if res != nil {
-		step = func(p int, in *frame.Batch) { res.Step(w, uint16(p), in, out) }
+		step = func(p int, in *frame.Batch) { trace.Ingress(p); res.Step(w, uint16(p), in, out); trace.Ingress(-1) }
 		res.Announce(out)
 		defer res.Flush()
 	}
@@ -47,6 +55,7 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 	idle, batches, turn := 0, 0, 0
 	done := ctx.Done()
 	for {
+		trace.Poll() // one atomic load while the trace's state is unchanged
 		got := false
 		for p, port := range ports {
 			n, err := port.Recv(in)
@@ -56,8 +65,10 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 			if n > 0 {
 				step(p, in)
 				got = true
-				batches++
 			}
+		}
+		if got {
+			batches++ // once per round: with several ports busy a count per batch could step over the checks below
 		}
 		if batches&63 == 0 {
 			w.Flush()

@@ -20,6 +20,9 @@ type Tally struct {
 	TxDropped uint64     // frames the egress ports refused (counted by them)
 	Errors    PortErrors // errors the workers' Recv and Send calls returned (Run's results, summed)
 	TxLost    uint64     // frames the ports queued that never left (xmit.Stats.TxLost)
+	// The interfaces' kernel counters (xmit.Stats's Kernel fields), each interface counted once:
+	// what the kernel and the driver dropped below the ports.
+	KernelRxDropped, KernelTxDropped uint64
 
 	// With a neighbour table (AddNeigh): held frames routed again once resolved (the stage counts
 	// them twice), ARP frames sent, and the table's own counters.
@@ -40,7 +43,8 @@ func ARPSent(c neigh.Counters) uint64 {
 	return c.RequestsSent + c.ProbesSent + c.AnnouncesSent + c.RepliesSent
 }
 
-// NewTally sums the ports' counters and the router's.
+// NewTally sums the ports' counters and the router's: ports[p] is interface p's counters, its
+// workers' queues summed (Ports.Stats, which counts the Kernel fields once per interface).
 func NewTally(ports []xmit.Stats, c fwd.Counters) Tally {
 	t := Tally{Forwarded: Sent(c), Drops: c}
 	for _, s := range ports {
@@ -49,6 +53,8 @@ func NewTally(ports []xmit.Stats, c fwd.Counters) Tally {
 		t.Tx += s.TxPackets
 		t.TxDropped += s.TxDropped
 		t.TxLost += s.TxLost
+		t.KernelRxDropped += s.KernelRxDropped
+		t.KernelTxDropped += s.KernelTxDropped
 	}
 	return t
 }
@@ -91,6 +97,9 @@ func (t Tally) Report(out io.Writer, pcap *Pcap) {
 	fmt.Fprintf(out, "final counters\n")
 	fmt.Fprintf(out, "  router rx   %14s  (dropped by the kernel before the router: %s)\n", g(float64(t.Rx)), g(float64(t.RxDropped)))
 	fmt.Fprintf(out, "  sent        %14s  (egress queued %s, egress dropped %s; lost after queueing %s)\n", g(float64(t.Forwarded)), g(float64(t.Tx)), g(float64(t.TxDropped)), g(float64(t.TxLost)))
+	if t.KernelRxDropped+t.KernelTxDropped > 0 {
+		fmt.Fprintf(out, "  kernel      the interfaces dropped %s received and %s sent frames below the ports\n", g(float64(t.KernelRxDropped)), g(float64(t.KernelTxDropped)))
+	}
 	ReportStage(out, t.Drops)
 	if c := t.Neigh; c != nil {
 		fmt.Fprintf(out, "  neighbours: ARP in %s, sent %s (requests %s, probes %s, replies %s, announcements %s); held %s, resumed %s, failed %s, dropped while held %s\n",

@@ -21,6 +21,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/neigh"
+	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
@@ -89,10 +90,17 @@ func maxNeighbours(vlans int) int { return (vlans+1)*254 + 1024 }
 // both send through (the Resolver needs it) and the interface names by ID.
 type Router struct {
 	*fwd.Router
-	Table *neigh.Table
-	Demux *vlan.Demux
-	Names []string
-	hosts *hostRoutes
+	Table  *neigh.Table
+	Demux  *vlan.Demux
+	Routes *fib.Table // the route table the stage looks up
+	Names  []string
+	hosts  *hostRoutes
+}
+
+// Source is the operator's view of r (package ops) with the physical ports given and a packet
+// trace (nil: none).
+func (r *Router) Source(ports []ops.Port, trace *ops.Trace) *ops.Source {
+	return &ops.Source{Ports: ports, Stage: r.Router, Neigh: r.Table, Routes: r.Routes, Trace: trace}
 }
 
 // FlushRoutes applies the host routes the neighbour table added or removed and that are still
@@ -300,7 +308,7 @@ func BuildRouter(cfg Plan, mac func(id int) frame.MAC, devNames map[string]uint3
 	if err != nil {
 		return nil, err
 	}
-	return &Router{Router: r, Table: table, Demux: demux, Names: names, hosts: hosts}, nil
+	return &Router{Router: r, Table: table, Demux: demux, Routes: routes, Names: names, hosts: hosts}, nil
 }
 
 // onSubnet reports whether a is a host address of p's subnet other than p's own address.
@@ -432,18 +440,23 @@ func ipRouteHops(cfg Plan, dev map[string]uint32, hops map[uint32]hop) func(h fi
 // before is left behind). It sends a gratuitous ARP for every interface first. It returns the errors
 // its Recv and Send calls got.
 func Poll(ctx context.Context, r *Router, res *app.Resolver, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) app.PortErrors {
+	return PollTraced(ctx, r, res, nil, ports, waiters, batch, tap, every)
+}
+
+// PollTraced is Poll feeding a packet trace (nil: none): its worker's hook (ops.TraceHook) is
+// polled once per round of the ports.
+func PollTraced(ctx context.Context, r *Router, res *app.Resolver, trace *ops.Trace, ports []xmit.Port, waiters []xmit.Waiter, batch int, tap fwd.Tap, every int) app.PortErrors {
 	var errs app.PortErrors
 	out := app.CountSends(ports, &errs)
 	w := r.NewWorker(batch)
-	if tap != nil {
-		w.SetTap(tap, every)
-	}
+	hook := trace.Hook(0, w, tap, every)
 	res.Announce(out)
 	in := frame.NewBatch(batch)
 	idle, batches := 0, 0
 	draining := false
 	lastPoll := time.Now()
 	for {
+		hook.Poll() // one atomic load while the trace's state is unchanged
 		got := false
 		for p, port := range ports {
 			n, err := port.Recv(in)
@@ -451,11 +464,15 @@ func Poll(ctx context.Context, r *Router, res *app.Resolver, ports []xmit.Port, 
 				errs.RecvError(err)
 			}
 			if n > 0 {
+				hook.Ingress(p)
 				res.Step(w, uint16(p), in, out)
+				hook.Ingress(-1)
 				r.FlushRoutes() // before the replies of the hosts this batch made can come
 				got = true
-				batches++
 			}
+		}
+		if got {
+			batches++ // once per round: with both ports busy a count per batch could step over the checks below
 		}
 		if batches&63 == 0 {
 			w.Flush()

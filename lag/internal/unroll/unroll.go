@@ -44,10 +44,9 @@ var Loops = []Loop{
 // other arguments from st (8 words in registers, where the loop's 12 put 3 on the stack): the
 // last len(fr) % k frames by the body once, then k copies of the body per iteration (copy j in its
 // own block, with f = &fr[i-j] and i - j where it writes out and rare). It calls nothing: calling
-// the original loop for the remainder (session 5) cost a stack frame, argument spills and a
-// second entry, 0.4-0.8 instructions per frame of a 64-frame batch. (Choosing the frames it
-// leaves by the general path in the same function cost 6 instructions per frame: the values that
-// call needs, live across the loop, pushed the loop's own out of registers.)
+// the original loop for the remainder costs a stack frame, argument spills and a second entry,
+// and a call to the general path in the same function keeps that call's values live across the
+// loop, pushing the loop's own out of registers.
 func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "xor.go", src, 0)
@@ -118,8 +117,8 @@ func Unrolled(src []byte, fns []Loop, k int) ([]byte, error) {
 		// Copy j of the body differs from copy 0 in the frame's index only, which it uses in exactly
 		// two forms (checked on the tokens: any other use of i would be left pointing at copy 0's
 		// frame). Writing copy j as the body verbatim under "i := i - j" would need no rewriting,
-		// but cost 1-2 instructions per frame in the layer2+3 and layer3+4 loops (register
-		// allocation), so the two forms are rewritten instead.
+		// but costs the layer2+3 and layer3+4 loops registers, so the two forms are rewritten
+		// instead.
 		const outAt, rareAt = "unsafe.Add(ob, i)", "1 << (i & 63)"
 		if uses, known := identUses(body, "i"), strings.Count(body, outAt)+strings.Count(body, rareAt); uses != known {
 			return nil, fmt.Errorf("%s: the body uses i %d times, %d of them as %s or %s", name, uses, known, outAt, rareAt)

@@ -1,4 +1,5 @@
-// Command gen writes dsa's batch_x4.go from batch.go (run in the dsa directory: go generate).
+// Command gen writes dsa's batch_x4.go from the batch loops of batch.go and the tag_*.go files
+// (run in the dsa directory: go generate).
 package main
 
 import (
@@ -9,11 +10,11 @@ import (
 )
 
 func main() {
-	src, err := os.ReadFile("batch.go")
+	srcs, err := unroll.PackageSources(".")
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := unroll.BatchLoops(src)
+	out, err := unroll.BatchLoops(srcs...)
 	if err != nil {
 		log.Fatal(err)
 	}
