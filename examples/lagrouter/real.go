@@ -69,12 +69,14 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	names := router.Names
 	ifnames := append(append([]string(nil), cfg.Members...), cfg.Uplink)
 	oc := app.OpenConfig{Backend: cfg.Backend, Ifnames: ifnames, Workers: cfg.Workers, Promiscuous: true}
-	// Under LACP on AF_PACKET the members' sockets filter the slow-protocols frames out (in the
-	// kernel), the controller reads them through its Senders, and the aggregates never look for
-	// them. AF_XDP hands every frame to its sockets: there the aggregates take them out.
-	filtered := cfg.usesLACP() && cfg.Backend == app.AFPacket
+	// Under LACP the slow-protocols frames stay out of the members' data path: on AF_PACKET the
+	// sockets filter them out (in the kernel), on AF_XDP the XDP program passes them to the
+	// kernel; the controller reads them through its Senders, and the aggregates never look for
+	// them.
+	filtered := cfg.usesLACP() && (cfg.Backend == app.AFPacket || cfg.Backend == app.AFXDP)
 	if filtered {
 		oc.Filters = [][]afpacket.BPF{lacp.NoSlowFilter, lacp.NoSlowFilter}
+		oc.XDPPass = []uint16{lacp.EtherType, lacp.EtherType}
 	}
 	ports, err := app.Open(oc)
 	if err != nil {

@@ -74,8 +74,10 @@
 // The members' own ports must receive frames for 01:80:c2:00:00:02: a Sender joins that
 // multicast group on its interface; a promiscuous port receives it anyway.
 //
-// On AF_PACKET the data path need not see the PDUs at all: open the members' sockets with
-// afpacket.Config.Filter = NoSlowFilter (the kernel keeps EtherType 0x8809 out of them), set
+// The data path need not see the PDUs at all: open the members' AF_PACKET sockets with
+// afpacket.Config.Filter = NoSlowFilter (the kernel keeps EtherType 0x8809 out of them), or their
+// AF_XDP ports with afxdp.Config.PassEtherType = EtherType (the XDP program passes those frames to
+// the kernel instead of the socket), set
 // lag.Config.SlowFiltered (Recv no longer scans the batches: one test per batch, for a member
 // that is not usable) and run a Sender's Receive per member, which reads the PDUs from a socket
 // bound to EtherType 0x8809 and hands them to the controller:

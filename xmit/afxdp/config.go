@@ -90,6 +90,12 @@ type Config struct {
 	// NoProgram skips loading the XDP program: the caller redirects the queue into the socket
 	// itself (see Port.FD).
 	NoProgram bool
+
+	// PassEtherType, when not zero, makes the XDP program hand untagged frames of this EtherType
+	// to the kernel (XDP_PASS) instead of the socket: 0x8809 keeps the slow protocols (LACP) out of
+	// the data path, for an AF_PACKET socket bound to that EtherType to read. Every port of the
+	// process on an interface shares its program, so they must agree on it.
+	PassEtherType uint16
 }
 
 // Accounting is where a UMEM's chunks are. The fields always add up to Total.

@@ -159,7 +159,7 @@ func open(ifname string, queue int, cfg *Config) (*Port, error) {
 	}
 	var prog *xdpProg
 	if !c.NoProgram {
-		if prog, err = acquireProg(netnsID(), ifi.Index, c.Attach); err != nil {
+		if prog, err = acquireProg(netnsID(), ifi.Index, c.Attach, c.PassEtherType); err != nil {
 			if private {
 				u.Close()
 			}

@@ -1,6 +1,7 @@
 package afxdp
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ const xskMapEntries = 1024
 // that binds a queue of that interface (an interface holds one XDP program per mode).
 type xdpProg struct {
 	key    progKey
+	pass   uint16 // Config.PassEtherType
 	refs   int
 	m      *ebpf.Map
 	prog   *ebpf.Program
@@ -40,29 +42,49 @@ var progs struct {
 
 // redirectInsns is the XDP program: look the receive queue up in the XSKMAP and redirect the frame
 // to the socket found there; XDP_PASS if the queue has none (bpf_redirect_map's flags argument is
-// the action on a miss, since Linux 5.3).
-func redirectInsns(m *ebpf.Map) (asm.Instructions, error) {
+// the action on a miss, since Linux 5.3). With pass not zero, an untagged frame of EtherType pass
+// is XDP_PASS'ed first, whatever its queue.
+func redirectInsns(m *ebpf.Map, pass uint16) (asm.Instructions, error) {
 	ld := asm.LoadMapPtr(asm.R1, m.FD())
 	if err := ld.AssociateMap(m); err != nil {
 		return nil, err
 	}
-	return asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R1, 16, asm.Word), // r2 = ctx->rx_queue_index
+	var insns asm.Instructions
+	if pass != 0 {
+		// The EtherType as the 16-bit load from the packet reads it on this machine.
+		et := binary.NativeEndian.Uint16([]byte{byte(pass >> 8), byte(pass)})
+		insns = asm.Instructions{
+			asm.LoadMem(asm.R2, asm.R1, 0, asm.Word), // r2 = ctx->data
+			asm.LoadMem(asm.R3, asm.R1, 4, asm.Word), // r3 = ctx->data_end
+			asm.Mov.Reg(asm.R4, asm.R2),
+			asm.Add.Imm(asm.R4, 14),
+			asm.JGT.Reg(asm.R4, asm.R3, "redirect"), // shorter than an Ethernet header
+			asm.LoadMem(asm.R5, asm.R2, 12, asm.Half),
+			asm.JNE.Imm(asm.R5, int32(et), "redirect"),
+			asm.Mov.Imm(asm.R0, 2), // XDP_PASS
+			asm.Return(),
+		}
+	}
+	return append(insns,
+		asm.LoadMem(asm.R2, asm.R1, 16, asm.Word).WithSymbol("redirect"), // r2 = ctx->rx_queue_index
 		ld,                       // r1 = &xskmap
 		asm.Mov.Imm(asm.R3, 2),   // r3 = XDP_PASS on a miss
 		asm.FnRedirectMap.Call(), // r0 = bpf_redirect_map(r1, r2, r3)
 		asm.Return(),
-	}, nil
+	), nil
 }
 
 // acquireProg returns the interface's program, loading and attaching it on first use.
-func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
+func acquireProg(netns uint64, ifindex int, want Attach, pass uint16) (*xdpProg, error) {
 	key := progKey{netns, ifindex}
 	progs.Lock()
 	defer progs.Unlock()
 	if x := progs.m[key]; x != nil {
 		if want != AttachAuto && want != x.attach {
 			return nil, fmt.Errorf("afxdp: interface %d already has the program attached %s, not %s", ifindex, x.attach, want)
+		}
+		if pass != x.pass {
+			return nil, fmt.Errorf("afxdp: interface %d already has the program passing EtherType %#04x to the kernel, not %#04x", ifindex, x.pass, pass)
 		}
 		x.refs++
 		return x, nil
@@ -71,7 +93,7 @@ func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
 	if err != nil {
 		return nil, bpfError("create the XSKMAP", "bpf(BPF_MAP_CREATE)", err)
 	}
-	insns, err := redirectInsns(m)
+	insns, err := redirectInsns(m, pass)
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -81,7 +103,7 @@ func acquireProg(netns uint64, ifindex int, want Attach) (*xdpProg, error) {
 		m.Close()
 		return nil, bpfError("load the XDP program", "bpf(BPF_PROG_LOAD)", err)
 	}
-	x := &xdpProg{key: key, refs: 1, m: m, prog: prog}
+	x := &xdpProg{key: key, pass: pass, refs: 1, m: m, prog: prog}
 	tries := []Attach{want}
 	if want == AttachAuto {
 		tries = []Attach{AttachNative, AttachGeneric}

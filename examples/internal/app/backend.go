@@ -49,6 +49,9 @@ type OpenConfig struct {
 	// Filters are classic BPF programs for the AF_PACKET sockets of the interfaces, by index in
 	// Ifnames (afpacket.Config.Filter); missing or nil: none.
 	Filters [][]afpacket.BPF
+	// XDPPass are the EtherTypes the AF_XDP program hands to the kernel instead of the sockets,
+	// by index in Ifnames (afxdp.Config.PassEtherType); missing or 0: none.
+	XDPPass []uint16
 }
 
 // Ports are the real ports an example forwards on: ByWorker[w][p] is worker w's port p.
@@ -104,7 +107,11 @@ func Open(cfg OpenConfig) (*Ports, error) {
 				if q := Queues(name); w >= q {
 					err = fmt.Errorf("%s has %d receive queue(s), worker %d needs queue %d (AF_XDP binds one socket per queue: use -workers %d, or make the veth with numrxqueues/numtxqueues %d)", name, q, w, w, q, cfg.Workers)
 				} else {
-					port, err = afxdp.Open(name, w, &afxdp.Config{UMEM: umem})
+					c := &afxdp.Config{UMEM: umem}
+					if i < len(cfg.XDPPass) {
+						c.PassEtherType = cfg.XDPPass[i]
+					}
+					port, err = afxdp.Open(name, w, c)
 				}
 			default:
 				err = fmt.Errorf("backend %q opens no interfaces", cfg.Backend)
