@@ -225,43 +225,6 @@ func startDataPlane(t *testing.T, ns *nettest.NS, names []string, addrs []netip.
 	return dp
 }
 
-// send sends one UDP datagram to port 9999 of each address from namespace ns, paced so that no
-// queue on the way overflows.
-func send(t *testing.T, ns *nettest.NS, dsts []netip.Addr) {
-	t.Helper()
-	if err := ns.Do(func() error {
-		c, err := net.ListenUDP("udp4", nil)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		for i, a := range dsts {
-			if _, err := c.WriteToUDPAddrPort([]byte("wirespeed"), netip.AddrPortFrom(a, 9999)); err != nil {
-				return err
-			}
-			if i%32 == 31 {
-				time.Sleep(time.Millisecond)
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// settle waits until f's value stops changing (for 300 ms) and returns it.
-func settle(f func() int) int {
-	last, since := f(), time.Now()
-	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
-		if v := f(); v != last {
-			last, since = v, time.Now()
-		} else if time.Since(since) > 300*time.Millisecond {
-			break
-		}
-	}
-	return last
-}
-
 // TestBirdBGP: a BIRD in a peer namespace announces 1,000 prefixes over BGP to a BIRD in the router
 // namespace, which installs them in that kernel; the Mirror puts them in wirespeed's FIB, and
 // wirespeed (AF_PACKET ports on the router's links; the router's kernel does not forward,
@@ -372,8 +335,8 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 	// Traffic to every prefix reaches the sink on the first link, once (the kernel does not forward
 	// it too), through wirespeed.
 	before := dp.r.Counters().Forwarded
-	send(t, s, dsts)
-	got := settle(func() int { return sk.count(ifP1) })
+	nettest.SendUDP(t, s, 0, dsts)
+	got := nettest.Settle(func() int { return sk.count(ifP1) })
 	if got < n*9/10 || got > n { // a loaded machine may lose a few on the way; none comes twice
 		t.Fatalf("the sink received %d of %d datagrams on the first link (%d on the second)", got, n, sk.count(ifP2))
 	}
@@ -387,8 +350,8 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 		flows = append(flows, netip.AddrFrom4([4]byte{10, 120, byte(i / 200), byte(1 + i%200)}))
 	}
 	a0, b0 := sk.count(ifP1), sk.count(ifP2)
-	send(t, s, flows)
-	settle(sk.total)
+	nettest.SendUDP(t, s, 0, flows)
+	nettest.Settle(sk.total)
 	a, b := sk.count(ifP1)-a0, sk.count(ifP2)-b0
 	t.Logf("ECMP: %d flows on the first link, %d on the second", a, b)
 	if a+b < 360 || a < 60 || b < 60 {
@@ -405,8 +368,8 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 	})
 	total := sk.total()
 	noRoute := dp.r.Counters().Drops[fwd.DropNoRoute]
-	send(t, s, dsts)
-	settle(func() int { return int(dp.r.Counters().Drops[fwd.DropNoRoute]) })
+	nettest.SendUDP(t, s, 0, dsts)
+	nettest.Settle(func() int { return int(dp.r.Counters().Drops[fwd.DropNoRoute]) })
 	if got := sk.total() - total; got != 0 {
 		t.Fatalf("the sink received %d datagrams to withdrawn prefixes", got)
 	}

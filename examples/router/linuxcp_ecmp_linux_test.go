@@ -84,8 +84,8 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 	}
 	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
 		f0, a0, b0 := kernelForwarded(t, rtr), sk.count(ifP1), sk.count(ifP2)
-		sendUDP(t, h, flows[:50])
-		settleCount(sk.total)
+		nettest.SendUDP(t, h, 40000, flows[:50])
+		nettest.Settle(sk.total)
 		if kernelForwarded(t, rtr) == f0 && sk.count(ifP1) > a0 && sk.count(ifP2) > b0 {
 			break
 		}
@@ -94,8 +94,8 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 		}
 	}
 	f0, a0, b0 := kernelForwarded(t, rtr), sk.count(ifP1), sk.count(ifP2)
-	sendUDP(t, h, flows)
-	settleCount(sk.total)
+	nettest.SendUDP(t, h, 40000, flows)
+	nettest.Settle(sk.total)
 	a, b := sk.count(ifP1)-a0, sk.count(ifP2)-b0
 	t.Logf("ECMP: %d of 400 flows on the first link, %d on the second", a, b)
 	if a+b < 360 || a+b > 400 || a < 60 || b < 60 {
@@ -106,8 +106,8 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 	}
 	// The same flows again: each on the link it took before.
 	before := sk.snapshot()
-	sendUDP(t, h, flows)
-	settleCount(sk.total)
+	nettest.SendUDP(t, h, 40000, flows)
+	nettest.Settle(sk.total)
 	after := sk.snapshot()
 	moved := 0
 	for dst, ifc := range before {
@@ -220,41 +220,4 @@ func (s *ifSink) total() int {
 		n += c
 	}
 	return n
-}
-
-// sendUDP sends one datagram to port 9999 of each address from source port 40000 of ns (one flow
-// per address, the same flows at every call), paced.
-func sendUDP(t *testing.T, ns *nettest.NS, dsts []netip.Addr) {
-	t.Helper()
-	if err := ns.Do(func() error {
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: 40000})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		for i, a := range dsts {
-			if _, err := c.WriteToUDPAddrPort([]byte("wirespeed"), netip.AddrPortFrom(a, 9999)); err != nil {
-				return err
-			}
-			if i%32 == 31 {
-				time.Sleep(time.Millisecond)
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// settleCount waits until f stops changing for 300 ms and returns its value.
-func settleCount(f func() int) int {
-	last, since := f(), time.Now()
-	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
-		if v := f(); v != last {
-			last, since = v, time.Now()
-		} else if time.Since(since) > 300*time.Millisecond {
-			break
-		}
-	}
-	return last
 }
