@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"testing"
 	"time"
 
@@ -13,22 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/ops"
 )
-
-func get(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %d %v\n%s", url, resp.StatusCode, err, b)
-	}
-	return b
-}
 
 // TestRunOperator: the in-memory router with -metrics and -log json serves its metrics while it
 // forwards (the conduit's counters, parsed with the Prometheus text parser), traces frames with
@@ -51,12 +37,12 @@ func TestRunOperator(t *testing.T) {
 			t.Error("no serving metrics event")
 			return
 		}
-		if err := json.Unmarshal(get(t, base+"/trace?n=256&timeout=30s"), &tr); err != nil {
+		if err := json.Unmarshal(optest.Get(t, base+"/trace?n=256&timeout=30s"), &tr); err != nil {
 			t.Error(err)
 		}
 		for i := 0; i < 1000 && !bytes.Contains(metrics, []byte(`wirespeed_fwd_frames_total{verdict="forwarded"} `)) ||
 			bytes.Contains(metrics, []byte(`wirespeed_fwd_frames_total{verdict="forwarded"} 0`+"\n")); i++ {
-			metrics = get(t, base+"/metrics")
+			metrics = optest.Get(t, base+"/metrics")
 			time.Sleep(time.Millisecond)
 		}
 	}

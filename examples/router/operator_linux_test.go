@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 	"github.com/wirespeed/wirespeed/ops"
 )
@@ -184,15 +185,15 @@ func TestRealOperator(t *testing.T) {
 
 	h2.Exec(t, "ip", "link", "set", e2, "down")
 	waitEvent("link down", "port", r1)
-	mfs := parseMetrics(t, getIn(t, rtr, addr, "/metrics"))
-	if v, ok := sum(mfs, "wirespeed_port_up", "port", r1); !ok || v != 0 {
+	mfs := optest.Parse(t, getIn(t, rtr, addr, "/metrics"))
+	if v, ok := optest.Sum(mfs, "wirespeed_port_up", "port", r1); !ok || v != 0 {
 		t.Errorf("%s up = %v (present %v) with its peer down", r1, v, ok)
 	}
-	if v, ok := sum(mfs, "wirespeed_port_up", "port", r0); !ok || v != 1 {
+	if v, ok := optest.Sum(mfs, "wirespeed_port_up", "port", r0); !ok || v != 1 {
 		t.Errorf("%s up = %v (present %v)", r0, v, ok)
 	}
 	for _, name := range []string{"wirespeed_port_kernel_receive_drops_total", "wirespeed_port_kernel_transmit_errors_total", "wirespeed_port_transmit_lost_total"} {
-		if _, ok := sum(mfs, name, "port", r0); !ok {
+		if _, ok := optest.Sum(mfs, name, "port", r0); !ok {
 			t.Errorf("no %s for %s", name, r0)
 		}
 	}
@@ -216,7 +217,7 @@ func TestRealOperator(t *testing.T) {
 	if finalErr != nil {
 		t.Fatal(finalErr)
 	}
-	fm := parseMetrics(t, final)
+	fm := optest.Parse(t, final)
 	c := tally.Drops
 	for _, v := range []struct {
 		name   string
@@ -233,7 +234,7 @@ func TestRealOperator(t *testing.T) {
 		{"wirespeed_neigh_resolution_failures_total", nil, tally.Neigh.Failures},
 		{"wirespeed_neigh_arp_received_total", nil, tally.Neigh.ARPIn},
 	} {
-		got, ok := sum(fm, v.name, v.labels...)
+		got, ok := optest.Sum(fm, v.name, v.labels...)
 		if !ok || got != float64(v.want) {
 			t.Errorf("%s%v = %v (present %v), the run counted %d", v.name, v.labels, got, ok, v.want)
 		}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -14,8 +13,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/ops"
 )
@@ -53,58 +51,6 @@ func TestMetricsAddr(t *testing.T) {
 	}
 }
 
-func fetch(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Error(err)
-		return nil
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		t.Errorf("%s: %d %v", url, resp.StatusCode, err)
-	}
-	return b
-}
-
-// parseMetrics parses a text exposition (an error is reported, and the result is then empty); it
-// may be called from any goroutine.
-func parseMetrics(t *testing.T, b []byte) map[string]*dto.MetricFamily {
-	t.Helper()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Errorf("exposition: %v", err)
-	}
-	return mfs
-}
-
-// sum adds the values of every series of family name whose labels include the pairs given.
-func sum(mfs map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	mf := mfs[name]
-	if mf == nil {
-		return 0, false
-	}
-	var s float64
-	found := false
-next:
-	for _, m := range mf.Metric {
-		have := map[string]string{}
-		for _, l := range m.Label {
-			have[l.GetName()] = l.GetValue()
-		}
-		for i := 0; i < len(labels); i += 2 {
-			if have[labels[i]] != labels[i+1] {
-				continue next
-			}
-		}
-		found = true
-		s += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-	}
-	return s, found
-}
-
 // TestMemMetrics: the in-memory router with -metrics and -log json. Scrapes while it forwards
 // parse and never go backwards; the scrape once the workers stopped agrees with the run's final
 // counters; the look inside answers; the event log is JSON with the start, the links and the stop.
@@ -130,8 +76,8 @@ func TestMemMetrics(t *testing.T) {
 			var last float64
 			for i := 0; i < 5; i++ {
 				time.Sleep(40 * time.Millisecond)
-				mfs := parseMetrics(t, fetch(t, "http://"+addr+"/metrics"))
-				v, _ := sum(mfs, "wirespeed_port_receive_packets_total")
+				mfs := optest.Parse(t, optest.Get(t, "http://"+addr+"/metrics"))
+				v, _ := optest.Sum(mfs, "wirespeed_port_receive_packets_total")
 				if v < last {
 					t.Errorf("received frames went from %v to %v", last, v)
 				}
@@ -147,9 +93,9 @@ func TestMemMetrics(t *testing.T) {
 	var route ops.RouteInfo
 	var ports []ops.PortInfo
 	cfg.stopped = func() {
-		final = parseMetrics(t, fetch(t, "http://"+addr+"/metrics"))
-		json.Unmarshal(fetch(t, "http://"+addr+"/route?addr=10.0.2.2"), &route)
-		json.Unmarshal(fetch(t, "http://"+addr+"/ports"), &ports)
+		final = optest.Parse(t, optest.Get(t, "http://"+addr+"/metrics"))
+		json.Unmarshal(optest.Get(t, "http://"+addr+"/route?addr=10.0.2.2"), &route)
+		json.Unmarshal(optest.Get(t, "http://"+addr+"/ports"), &ports)
 	}
 	var out bytes.Buffer
 	r, err := runMem(ctx, cfg, &out)
@@ -187,7 +133,7 @@ func TestMemMetrics(t *testing.T) {
 		{"wirespeed_neigh_held_frames", nil, r.HeldLeft},
 		{"wirespeed_fib_routes", nil, 2 + r.Neigh.Hosts - r.Neigh.HostsRemoved},
 	} {
-		got, ok := sum(final, v.name, v.labels...)
+		got, ok := optest.Sum(final, v.name, v.labels...)
 		if !ok || got != float64(v.want) {
 			t.Errorf("%s%v = %v (present %v), the run counted %d", v.name, v.labels, got, ok, v.want)
 		}
@@ -197,7 +143,7 @@ func TestMemMetrics(t *testing.T) {
 			t.Errorf("no %s", name)
 		}
 	}
-	if v, _ := sum(final, "wirespeed_port_up", "port", "port1"); v != 1 {
+	if v, _ := optest.Sum(final, "wirespeed_port_up", "port", "port1"); v != 1 {
 		t.Errorf("port1 up = %v", v)
 	}
 

@@ -12,11 +12,8 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/ops"
 	"github.com/wirespeed/wirespeed/xmit"
@@ -67,54 +64,13 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func httpGet(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %d %v\n%s", url, resp.StatusCode, err, b)
-	}
-	return b
-}
-
 func metricValue(t *testing.T, b []byte, name string, labels ...string) float64 {
 	t.Helper()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("parse: %v", err)
+	v, ok := optest.Sum(optest.Parse(t, b), name, labels...)
+	if !ok {
+		t.Fatalf("no %s%v", name, labels)
 	}
-	mf := mfs[name]
-	if mf == nil {
-		t.Fatalf("no %s", name)
-	}
-next:
-	for _, m := range mf.Metric {
-		for i := 0; i+1 < len(labels); i += 2 {
-			if !hasLabel(m, labels[i], labels[i+1]) {
-				continue next
-			}
-		}
-		if c := m.GetCounter(); c != nil {
-			return c.GetValue()
-		}
-		return m.GetGauge().GetValue()
-	}
-	t.Fatalf("no %s%v", name, labels)
-	return 0
-}
-
-func hasLabel(m *dto.Metric, k, v string) bool {
-	for _, l := range m.Label {
-		if l.GetName() == k && l.GetValue() == v {
-			return true
-		}
-	}
-	return false
+	return v
 }
 
 // TestOperatorServes: an example's operator view as the examples start it: the worker loop
@@ -164,7 +120,7 @@ func TestOperatorServes(t *testing.T) {
 	for deadline := time.Now().Add(time.Minute); r.Counters().Forwarded < 80 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	m := httpGet(t, base+"/metrics")
+	m := optest.Get(t, base+"/metrics")
 	for _, c := range []struct {
 		name, port string
 		want       uint64
@@ -178,7 +134,7 @@ func TestOperatorServes(t *testing.T) {
 		t.Errorf("forwarded %v, want 80", v)
 	}
 	var pi []ops.PortInfo
-	if err := json.Unmarshal(httpGet(t, base+"/ports"), &pi); err != nil || len(pi) != 2 || pi[0].Stats.RxPackets != 80 {
+	if err := json.Unmarshal(optest.Get(t, base+"/ports"), &pi); err != nil || len(pi) != 2 || pi[0].Stats.RxPackets != 80 {
 		t.Fatalf("/ports: %+v %v", pi, err)
 	}
 
