@@ -201,7 +201,7 @@ func New(cfg *Config) (*Exception, error) {
 		}
 	}
 	for id := range c.Workers {
-		w := &Worker{x: x, id: id, stage: make([][]frame.Frame, n), alloc: frame.NewBatch(c.Batch),
+		w := &Worker{x: x, id: id, stage: make([][]frame.Frame, n), touch: make([]uint16, 0, n), alloc: frame.NewBatch(c.Batch),
 			down: make([][]*ring.SPSC[frame.Frame], c.Demux.Ports())}
 		for i := range x.devs {
 			if x.devs[i] == nil {
@@ -256,6 +256,14 @@ func (x *Exception) Close() error {
 	}
 	x.state = 2
 	x.cancel()
+	// A writer waiting for room in a device that stopped taking frames would wait forever: a
+	// device with a write deadline (a TAP) gets one now, so the write returns and the writer
+	// stops; the frames it held are counted as write errors.
+	for _, d := range x.devs {
+		if dl, ok := d.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			dl.SetWriteDeadline(time.Now())
+		}
+	}
 	x.wgW.Wait() // the writers finish the burst they hold, on open devices
 	var first error
 	for _, d := range x.devs {

@@ -573,3 +573,59 @@ func BenchmarkWorkerUp(b *testing.B) {
 	}
 	b.ReportMetric(float64(32*b.N)/b.Elapsed().Seconds(), "frames/s")
 }
+
+// stuckDev is a device the kernel stopped draining: a Write waits until its write deadline is set.
+type stuckDev struct {
+	*memDev
+	entered  chan struct{}
+	deadline chan struct{}
+	once     sync.Once
+}
+
+func (d *stuckDev) Write(frames [][]byte) (int, error) {
+	d.entered <- struct{}{}
+	<-d.deadline
+	return 0, errors.New("write deadline exceeded")
+}
+
+func (d *stuckDev) SetWriteDeadline(time.Time) error {
+	d.once.Do(func() { close(d.deadline) })
+	return nil
+}
+
+// TestExceptionCloseStuckWriter: Close returns even while a writer waits for room in a device that
+// takes no more frames (it sets the device's write deadline); the frames the writer held are write
+// errors, and no buffer is lost.
+func TestExceptionCloseStuckWriter(t *testing.T) {
+	pool := mustPool(t)
+	demux, _ := testRouter(t, pool)
+	dev := &stuckDev{memDev: newMemDev(), entered: make(chan struct{}, 1), deadline: make(chan struct{})}
+	x, err := New(&Config{Demux: demux, Devices: []Device{nil, dev}, Pool: pool, Queue: 16, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Start()
+	w := x.Worker(0)
+	b := frame.NewBatch(4)
+	localBatch(t, pool, b, 4, 1)
+	w.Up(b)
+	w.Flush()
+	select {
+	case <-dev.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the writer never wrote")
+	}
+	done := make(chan struct{})
+	go func() { x.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hangs on a writer waiting for a device that takes nothing")
+	}
+	if c := x.Counters(); c.WriteErrors == 0 || c.Written != 0 {
+		t.Errorf("counters %+v: want the held frames as write errors", c)
+	}
+	if n := pool.InUse(); n != 0 {
+		t.Errorf("%d buffers still out", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -114,9 +115,9 @@ func (t *TAP) Ifindex() int { return t.ifindex }
 
 // Read waits until the kernel has sent at least one frame on the interface, then reads as many as
 // are queued, up to len(bufs), without waiting again: frame i lands in bufs[i] and its length in
-// sizes[i]. A frame larger than its buffer is cut to it (read(2) on a TAP says no more), so a
-// length of len(bufs[i]) means the frame may have been cut: give buffers larger than the MTU's
-// frames. It returns
+// sizes[i]. A frame larger than its buffer is cut to it, and sizes[i] is then the frame's whole
+// length, larger than len(bufs[i]) (read(2) on a TAP returns it): give buffers larger than the
+// MTU's frames, and check. It returns
 // the number of frames read; the error is the first read(2) error (the frames before it are read),
 // or os.ErrClosed wrapped after Close.
 func (t *TAP) Read(bufs [][]byte, sizes []int) (int, error) {
@@ -233,6 +234,10 @@ func (t *TAP) AddAddr(p netip.Prefix) error {
 	}
 	return nil
 }
+
+// SetWriteDeadline makes Write return, with an error wrapping os.ErrDeadlineExceeded, once it
+// would wait past at (the zero time: no deadline).
+func (t *TAP) SetWriteDeadline(at time.Time) error { return t.file.SetWriteDeadline(at) }
 
 // Close closes the TAP; the interface goes away unless it is persistent.
 func (t *TAP) Close() error {
