@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/frame"
-	"github.com/wirespeed/wirespeed/vlan"
 )
 
 // PipeConfig configures an in-memory link. The zero value is usable.
@@ -154,11 +153,11 @@ func (p *MemPort) Send(b *frame.Batch) (int, error) {
 	k, bytes := 0, 0
 	maxLen := 0xffff
 	if p.mtu > 0 {
-		maxLen = p.mtu + frame.EtherLen + 2*vlan.HeaderLen
+		maxLen = p.mtu + frame.EtherLen + 2*frame.VLANLen
 	}
 	for i := range fr {
 		f := &fr[i]
-		if f.Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) != nil {
+		if f.Flags&frame.FlagVLAN != 0 && b.ReinsertVLAN(i) != nil {
 			continue
 		}
 		l := int(f.Len)

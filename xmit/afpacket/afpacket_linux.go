@@ -15,7 +15,6 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/ifstats"
 	"github.com/wirespeed/wirespeed/internal/syserr"
-	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -519,8 +518,8 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 	}
 	if vlans > 0 && p.cfg.ReinsertVLAN {
 		for i := range b.Frames {
-			if b.Frames[i].Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) == nil {
-				bytes += vlan.HeaderLen
+			if b.Frames[i].Flags&frame.FlagVLAN != 0 && b.ReinsertVLAN(i) == nil {
+				bytes += frame.VLANLen
 			}
 		}
 	}

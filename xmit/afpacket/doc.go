@@ -14,7 +14,8 @@
 // The kernel takes the outermost VLAN tag out of frames it receives (veth and most NICs do so before
 // AF_PACKET sees them) and reports it out of band. The port never loses it: the frame carries
 // frame.FlagVLAN with Frame.TPID and Frame.TCI, which package vlan consumes (vlan.Pop, demux) or puts
-// back (vlan.Reinsert, and every port's Send); Config.ReinsertVLAN puts it back in the bytes on
+// back (Batch.ReinsertVLAN, which every port's Send calls for a frame that still has the flag);
+// Config.ReinsertVLAN puts it back in the bytes on
 // receive instead, using the headroom (Config.Headroom, PACKET_RESERVE).
 //
 // Frames the kernel drops because the ring is full (a slow consumer, or one that holds frames) are

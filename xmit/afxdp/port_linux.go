@@ -14,7 +14,6 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/ifstats"
 	"github.com/wirespeed/wirespeed/internal/syserr"
-	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 	"golang.org/x/sys/unix"
 )
@@ -214,7 +213,7 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		return nil, err
 	}
 	p := &Port{name: ifi.Name, ifindex: ifi.Index, queue: queue, fd: fd, efd: -1, ctl: -1, umem: u, mode: mode}
-	p.maxLen = min(ifi.MTU+frame.EtherLen+2*vlan.HeaderLen, int(u.frameSize)-copyHeadroom)
+	p.maxLen = min(ifi.MTU+frame.EtherLen+2*frame.VLANLen, int(u.frameSize)-copyHeadroom)
 	p.slot, err = u.attach(fd)
 	if err != nil {
 		unix.Close(fd)
@@ -521,7 +520,7 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 	// Tags in band; keep what can go out in front, in order.
 	k := 0
 	for i := range fr {
-		if fr[i].Flags&frame.FlagVLAN != 0 && vlan.Reinsert(b, i) != nil {
+		if fr[i].Flags&frame.FlagVLAN != 0 && b.ReinsertVLAN(i) != nil {
 			continue
 		}
 		f := &fr[i]
