@@ -14,6 +14,31 @@
 // back to one [Owner] ([Batch.Owner]). Every stage takes and returns a batch; per-frame work happens
 // inside a loop over it, so interface calls, locks and syscalls are paid once per batch.
 //
+// # The metadata, stage by stage
+//
+// Port, Out, L3 and Meta are each one 16- or 32-bit field whose meaning is set by the stage that
+// writes it; a stage documents what it reads and writes. Along the forwarding path they mean:
+//
+//	stage                                 Port                 Out                  L3            Meta
+//	port Recv (xmit, afpacket, afxdp)     0 (afpacket PortID)  0                    0             0
+//	vlan demux (Classify*, in place)      logical interface    -                    L2 length     -
+//	dsa Conduit.Recv                      switch user port     -                    -             timestamp
+//	fwd Worker.Process                    -                    egress interface     L2 length     next hop (held)
+//	vlan Egress/Encap (read Out)          -                    -                    -             -
+//	xmit TxQueue.Route (reads Out)        -                    TxQueue egress id    -             -
+//	dsa Conduit.Send (reads Out)          -                    switch user port     -             -
+//	port Send                             ignored              ignored              ignored       ignored
+//
+// "-" is left as it was. So Port is where a frame came from in the numbering of the last stage
+// that classified it (port, then interface), and Out is where it goes in the numbering of the next
+// stage that reads it (interface for vlan; TxQueue's egress ids, from TxQueue.Add, for a TxQueue;
+// the switch port for dsa): a stage between two numberings maps one to the other (the examples'
+// dsarouter maps switch ports to interfaces and back). fwd's Output.Unresolved frames keep the
+// ingress interface in Port and the next-hop index in Meta, which is what package neigh and
+// linuxcp read. Flags, TPID and TCI keep their one meaning throughout (FlagVLAN's tag, checksum
+// state, timestamps); the out-of-band tag is the port layer's, and a port's Send puts one still
+// present back into the bytes ([Batch.ReinsertVLAN]).
+//
 // # Ownership
 //
 // The holder of a batch owns its frames: it may read and write their bytes and metadata, and it must
