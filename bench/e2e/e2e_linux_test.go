@@ -220,10 +220,11 @@ type procRouter struct {
 }
 
 // newVLANRouter runs vlanrouter on backend with static next hops: the generator and the sink answer no ARP.
-func newVLANRouter(bin, ns, backend, trunk, uplink string) *procRouter {
+// Extra arguments (-spin) follow the others.
+func newVLANRouter(bin, ns, backend, trunk, uplink string, extra ...string) *procRouter {
 	return &procRouter{ns: ns, ready: "worker(s)",
-		args: []string{bin, "-backend", backend, "-trunk", trunk, "-uplink", uplink, "-workers", "1", "-duration", "0", "-interval", "1h",
-			"-nexthop", "trunk=02:68:6f:00:00:02,uplink=02:67:77:00:00:01"},
+		args: append([]string{bin, "-backend", backend, "-trunk", trunk, "-uplink", uplink, "-workers", "1", "-duration", "0", "-interval", "1h",
+			"-nexthop", "trunk=02:68:6f:00:00:02,uplink=02:67:77:00:00:01"}, extra...),
 		keep: func(l string) bool {
 			return strings.Contains(l, "total") || strings.Contains(l, "drop") || strings.Contains(l, "accounting") || strings.Contains(l, "forwarded")
 		}}
@@ -394,9 +395,12 @@ func TestE2E(t *testing.T) {
 		"kernel":   kernelRouter{tp.rtr, tp.rout},
 		"afpacket": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin),
 		"afxdp":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
+		// -spin: the worker polls its idle ports, as testpmd does.
+		"afpacket-spin": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin, "-spin"),
+		"afxdp-spin":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-spin"),
 	}
 	// DPDK's testpmd in mac mode on the same two veths, when installed (Debian package dpdk).
-	forwarders := []string{"kernel", "afpacket", "afxdp"}
+	forwarders := []string{"kernel", "afpacket", "afxdp", "afpacket-spin", "afxdp-spin"}
 	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
 		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
 		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)
@@ -484,7 +488,7 @@ func TestE2E(t *testing.T) {
 		}
 		// The router's receiving veth needs NAPI for the XDP sender's frames: an XDP_PASS program
 		// unless AF_XDP attaches its own; with the sendmmsg sender it gets none (plain netif_rx).
-		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp" && c.fwd != "testpmd-afxdp"
+		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp" && c.fwd != "afxdp-spin" && c.fwd != "testpmd-afxdp"
 		if wantPass && tp.pass == nil {
 			l, err := attach(tp.rtr, tp.rin, 2)
 			if err != nil {
@@ -557,8 +561,8 @@ func TestE2E(t *testing.T) {
 			continue
 		}
 		vsPMD := ""
-		if c.fwd == "afxdp" || c.fwd == "afpacket" {
-			if m := median(caseKey{c.sender, c.napi, "testpmd-" + c.fwd}); m > 0 {
+		if drv, ok := strings.CutPrefix(strings.TrimSuffix(c.fwd, "-spin"), "af"); ok {
+			if m := median(caseKey{c.sender, c.napi, "testpmd-af" + drv}); m > 0 {
 				vsPMD = fmt.Sprintf("%.2f", stats.Median(v)/m)
 			}
 		}
@@ -571,6 +575,7 @@ func TestE2E(t *testing.T) {
 			ratio = fmt.Sprintf("%.2f", stats.Median(v)/stats.Median(kv))
 		}
 		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP",
+			"afpacket-spin": "vlanrouter -spin, AF_PACKET", "afxdp-spin": "vlanrouter -spin, AF_XDP",
 			"testpmd-afxdp": "dpdk-testpmd mac, net_af_xdp", "testpmd-afpacket": "dpdk-testpmd mac, net_af_packet",
 			"tx-afxdp": "transmit only (ceiling), AF_XDP", "tx-afpacket": "transmit only (ceiling), AF_PACKET sendmmsg"}[c.fwd]
 		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]

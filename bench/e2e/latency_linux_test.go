@@ -60,11 +60,13 @@ func TestE2ELatency(t *testing.T) {
 		dst = append(dst, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(i), 0}), 24))
 	}
 	routers := map[string]router{
-		"kernel":   kernelRouter{tp.rtr, tp.rout},
-		"afpacket": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin),
-		"afxdp":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
+		"kernel":        kernelRouter{tp.rtr, tp.rout},
+		"afpacket":      newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin),
+		"afxdp":         newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
+		"afpacket-spin": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin, "-spin"),
+		"afxdp-spin":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-spin"),
 	}
-	names := []string{"kernel", "afpacket", "afxdp"}
+	names := []string{"kernel", "afpacket", "afxdp", "afpacket-spin", "afxdp-spin"}
 	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
 		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
 		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)

@@ -25,6 +25,7 @@ type Config struct {
 	Neigh    []Neighbour
 	Routes   []RouteSpec
 	Workers  int
+	Spin     bool // workers poll idle ports instead of blocking (afpacket, afxdp)
 	Batch    int
 	Duration time.Duration
 	Interval time.Duration

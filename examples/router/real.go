@@ -113,7 +113,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(i int, wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.RunTraced(wctx, w, resolvers[i], hook, wp, cfg.Batch, 1024)
+			errs[i] = app.RunWith(wctx, w, resolvers[i], hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin})
 		}(i, wp)
 	}
 	if cfg.ready != nil {

@@ -28,6 +28,7 @@ type Config struct {
 	Routes     string         // routes file (fib.Load format; IPRoute: `ip -4 route show` output)
 	IPRoute    bool           //
 	Workers    int            // workers (sockets or queues per interface)
+	Spin       bool           // workers poll idle ports instead of blocking (afpacket, afxdp)
 	Gateway    netip.Addr     // the uplink's gateway, resolved by ARP
 	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
 	Pcap       string         // pcapng file of forwarded and dropped frames
@@ -73,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		return nil
 	})
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (1-64): AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
+	fs.BoolVar(&cfg.Spin, "spin", false, "afpacket, afxdp: workers keep polling idle ports (a core each, the lowest latency) instead of blocking")
 	fs.Var(cfg.Neighbours, "nexthop", "static next-hop MACs, no ARP on those interfaces: NAME=MAC[,...] with NAME uplink, vlanNNN, or trunk (every VLAN): everything routed out of NAME goes to MAC")
 	fs.StringVar(&cfg.Pcap, "pcap", "", "write forwarded and dropped frames to this pcapng file (verdict in each packet's comment)")
 	fs.IntVar(&cfg.PcapSample, "pcap-sample", cfg.PcapSample, "capture every nth frame (1 or more)")

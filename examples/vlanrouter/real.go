@@ -96,7 +96,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.RunTraced(wctx, w, res, hook, wp, cfg.Batch, 1024)
+			errs[i] = app.RunWith(wctx, w, res, hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin})
 		}(wp)
 	}
 

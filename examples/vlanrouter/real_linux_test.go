@@ -30,12 +30,12 @@ import (
 // the other side rewritten (TTL, the MACs the router resolved by ARP, VLAN tag), that the upstream
 // host's `ip neigh` has the router REACHABLE and the router's table the gateway and the hosts, and
 // that the router's counters add up.
-func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2) }
+func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2, false) }
 
-// TestRealAFXDP is the same on AF_XDP (one worker: a veth has one queue).
-func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1) }
+// TestRealAFXDP is the same on AF_XDP (one worker: a veth has one queue), with -spin.
+func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1, true) }
 
-func testReal(t *testing.T, backend app.Backend, workers int) {
+func testReal(t *testing.T, backend app.Backend, workers int, spin bool) {
 	nettest.RequirePriv(t)
 	if _, err := exec.LookPath("ping"); err != nil {
 		if os.Getenv("WIRESPEED_REQUIRE_PRIV") == "1" {
@@ -74,6 +74,7 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 
 	cfg := defaultConfig()
 	cfg.Backend, cfg.Trunk, cfg.Uplink, cfg.Workers, cfg.Interval = backend, trunk, uplink, workers, time.Hour
+	cfg.Spin = spin
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer

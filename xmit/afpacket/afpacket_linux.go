@@ -404,6 +404,26 @@ func (p *Port) advance() {
 	}
 }
 
+// PollFD implements xmit.Poller for the worker that calls Recv. The kernel reports the socket
+// readable while the block before the one it fills is still the consumer's, so while that block is
+// held (its frames not all released) the descriptor says nothing and PollFD returns -1.
+func (p *Port) PollFD() (fd int, ready bool) {
+	if p.closed.Load() {
+		return -1, false
+	}
+	if p.ready() {
+		return p.fd, true
+	}
+	prev := p.cur - 1
+	if p.cur == 0 {
+		prev = p.nblocks - 1
+	}
+	if p.blocks[prev].pending.Load() != 0 || atomic.LoadUint32(p.word(prev*p.blockSize+blkStatusOff))&tpStatusUser != 0 {
+		return -1, false
+	}
+	return p.fd, false
+}
+
 // ready reports whether Recv would return frames. Under rxMu.
 func (p *Port) ready() bool {
 	if p.left > 0 {

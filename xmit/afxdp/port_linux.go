@@ -712,6 +712,15 @@ func (p *Port) Wait(timeoutNs int64) error {
 	return nil
 }
 
+// PollFD implements xmit.Poller for the worker that calls Recv: the socket, and whether the receive
+// ring holds frames now.
+func (p *Port) PollFD() (fd int, ready bool) {
+	if p.closed.Load() {
+		return -1, false
+	}
+	return int(p.pfd[0].Fd), atomic.LoadUint32(p.rx.prod) != p.rx.local
+}
+
 // LinkUp implements xmit.LinkStater: the interface is up and has carrier (IFF_UP|IFF_RUNNING).
 func (p *Port) LinkUp() bool {
 	p.statsMu.Lock()

@@ -14,13 +14,13 @@ import (
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
-// IdleWait is how long an idle worker blocks in one port's Wait before polling every port again.
+// IdleWait is how long an idle worker blocks before it polls its ports again.
 const IdleWait = 200_000 // ns
 
 // Run is one worker: it polls ports (indexed by physical port) and forwards what arrives with w
 // until ctx ends, then takes what is still queued (at most drain batches per port) so that every
 // frame a port handed out is forwarded or dropped, and publishes the counters. When every port is
-// idle it blocks in a Wait (xmit.Waiter) on one of them, in turn, for IdleWait, so an idle
+// idle it blocks for up to IdleWait until a port may have frames (see RunWith), so an idle
 // forwarder does not spin a core. It returns the errors its Recv and Send calls got (the frames a
 // failed Send did not queue are the port's TxDropped). It allocates nothing per batch.
 func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int) PortErrors {
@@ -38,6 +38,19 @@ func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmi
 // round of its ports, so that a trace request turns the worker's tap on before its next batch
 // (ops.TraceHook).
 func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) PortErrors {
+	return RunWith(ctx, w, res, trace, ports, batch, drain, Options{})
+}
+
+// Options are a worker loop's choices beyond its ports and stage.
+type Options struct {
+	// Spin keeps polling the ports when they are idle instead of blocking, as DPDK's poll-mode
+	// workers do: the lowest latency, for a core spent whatever the load.
+	Spin bool
+}
+
+// RunWith is RunTraced with opt. An idle worker blocks on all its ports at once where they can be
+// polled together (xmit.MultiWait: AF_PACKET and AF_XDP ports), else on each in turn.
+func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.TraceHook, ports []xmit.Port, batch, drain int, opt Options) PortErrors {
 	var errs PortErrors
 	out := CountSends(ports, &errs)
 	step := func(p int, in *frame.Batch) { trace.Ingress(p); w.Forward(uint16(p), in, out); trace.Ingress(-1) }
@@ -52,6 +65,7 @@ func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Tra
 	for i, p := range ports {
 		waiters[i], _ = p.(xmit.Waiter)
 	}
+	multi := xmit.NewMultiWait(ports)
 	idle, batches, turn := 0, 0, 0
 	done := ctx.Done()
 	for {
@@ -105,7 +119,13 @@ func RunTraced(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Tra
 			continue
 		}
 		w.Flush()
-		if idle++; idle > 8 {
+		if idle++; idle > 8 && !opt.Spin {
+			if multi != nil {
+				if err := multi.Wait(IdleWait); err != nil {
+					errs.RecvError(err)
+				}
+				continue
+			}
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {
 				wt.Wait(IdleWait / int64(len(ports)))
