@@ -30,8 +30,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 )
@@ -39,33 +37,16 @@ import (
 func main() {
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
-		os.Exit(2)
+		os.Exit(app.ExitUsage)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if cfg.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
-		defer cancel()
-	}
-	balanced := false
-	if cfg.Backend == app.Mem {
-		var res Result
-		res, err = run(ctx, cfg, os.Stdout)
-		balanced = res.Balanced()
-	} else {
-		var t app.Tally
-		t, err = runReal(ctx, cfg, os.Stdout)
-		balanced = t.Balanced()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "vlanrouter:", err)
-		os.Exit(1)
-	}
-	if !balanced {
-		os.Exit(3)
-	}
+	app.Main("vlanrouter", cfg.Duration, func(ctx context.Context) (bool, error) {
+		if cfg.Backend == app.Mem {
+			r, err := run(ctx, cfg, os.Stdout)
+			return r.Balanced(), err
+		}
+		t, err := runReal(ctx, cfg, os.Stdout)
+		return t.Balanced(), err
+	})
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }
