@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -40,11 +39,7 @@ func TestRunOperator(t *testing.T) {
 		if err := json.Unmarshal(optest.Get(t, base+"/trace?n=256&timeout=30s"), &tr); err != nil {
 			t.Error(err)
 		}
-		for i := 0; i < 1000 && !bytes.Contains(metrics, []byte(`wirespeed_fwd_frames_total{verdict="forwarded"} `)) ||
-			bytes.Contains(metrics, []byte(`wirespeed_fwd_frames_total{verdict="forwarded"} 0`+"\n")); i++ {
-			metrics = optest.Get(t, base+"/metrics")
-			time.Sleep(time.Millisecond)
-		}
+		metrics = optest.Until(t, base+"/metrics", `wirespeed_fwd_frames_total{verdict="forwarded"}`)
 	}
 	r, err := run(ctx, cfg, io.Discard)
 	if err != nil || !r.Balanced() {

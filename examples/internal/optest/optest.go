@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -65,4 +66,21 @@ func hasLabel(m *dto.Metric, k, v string) bool {
 		}
 	}
 	return false
+}
+
+// Until scrapes url (a /metrics endpoint) until the exposition has series (a name with its labels,
+// as exposed) with a value other than 0, at most 1000 times a millisecond apart, and returns the
+// last body. A worker publishes its counters every so many busy rounds and whenever idle, so the
+// first scrapes can show none or zero.
+func Until(t testing.TB, url, series string) []byte {
+	t.Helper()
+	var b []byte
+	present, zero := []byte(series+" "), []byte(series+" 0\n")
+	for i := 0; i < 1000 && (!bytes.Contains(b, present) || bytes.Contains(b, zero)); i++ {
+		if i > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		b = Get(t, url)
+	}
+	return b
 }
