@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/dsa"
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 	"github.com/wirespeed/wirespeed/xmit/afpacket"
@@ -165,27 +165,10 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 
 	cfg := defaultConfig()
 	cfg.Backend, cfg.Conduit, cfg.Workers, cfg.Tagger, cfg.WANVID, cfg.Interval = backend, conduit, workers, tagger, wanVID, 0
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started, finished := make(chan struct{}), make(chan struct{})
-	cfg.ready = func() { close(started) }
-	var out bytes.Buffer
-	var res Result
-	var runErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(finished)
-		runErr = rtr.Do(func() (err error) { res, err = run(ctx, cfg, &out); return err })
-	}()
-	select {
-	case <-started:
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
+	rt := optest.Start(t, rtr, func(ctx context.Context, ready func(), out io.Writer) (Result, error) {
+		cfg.ready = ready
+		return run(ctx, cfg, out)
+	})
 
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 1024})
 	send := func(frames [][]byte) {
@@ -282,12 +265,11 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 	}
 	same := func() bool { return g.fwd == want.fwd && g.icmp == want.icmp && g.echo == want.echo }
 	collect(same)
-	cancel()
-	wg.Wait()
-	if runErr != nil {
-		t.Fatalf("%v\n%s", runErr, out.String())
+	res, out := rt.Stop()
+	if rt.Err() != nil {
+		t.FailNow()
 	}
-	t.Logf("router output:\n%s", out.String())
+	t.Logf("router output:\n%s", out)
 	for _, w := range wrong {
 		t.Error(w)
 	}
@@ -308,11 +290,11 @@ func testReal(t *testing.T, backend app.Backend, tagger string, wanVID, workers 
 		t.Errorf("ARP requests by port and address: %v", g.requests)
 	}
 	for lan := 0; lan < numLANPorts; lan++ {
-		if w := fmt.Sprintf("%v dev br-lan lladdr %v ", addr(hostIP(lan, 0)), hostMAC(lan, 0)); !strings.Contains(out.String(), w) {
+		if w := fmt.Sprintf("%v dev br-lan lladdr %v ", addr(hostIP(lan, 0)), hostMAC(lan, 0)); !strings.Contains(out, w) {
 			t.Errorf("the router's neighbour table lacks %q", w)
 		}
 	}
-	if w := fmt.Sprintf("%v dev %s lladdr %v ", gatewayIP, wanIfName(cfg), gatewayMAC); !strings.Contains(out.String(), w) {
+	if w := fmt.Sprintf("%v dev %s lladdr %v ", gatewayIP, wanIfName(cfg), gatewayMAC); !strings.Contains(out, w) {
 		t.Errorf("the router's neighbour table lacks %q", w)
 	}
 	if !res.Balanced() {

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 )
 
@@ -49,36 +50,17 @@ func TestNetnsScript(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Backend, cfg.Members, cfg.Uplink = app.AFPacket, []string{p + "-m0", p + "-m1"}, p+"-up"
 	cfg.Interval = time.Hour
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started := make(chan struct{})
-	cfg.ready = func() { close(started) }
-	var out bytes.Buffer
-	var tally app.Tally
-	var runErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	finished := make(chan struct{})
-	go func() {
-		defer wg.Done()
-		defer close(finished)
-		runErr = rtr.Do(func() (err error) { tally, err = runReal(ctx, cfg, &out); return err })
-	}()
-	select {
-	case <-started:
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
+	rt := optest.Start(t, rtr, func(ctx context.Context, ready func(), out io.Writer) (app.Tally, error) {
+		cfg.ready = ready
+		return runReal(ctx, cfg, out)
+	})
 	echo := wan.Exec(t, "ping", "-c", "1", "-W", "2", "192.0.2.1")
 	ttl, _ := exec.Command("ip", "netns", "exec", wan.Name, "ping", "-c", "1", "-W", "2", "-t", "1", "10.0.1.2").CombinedOutput()
 	unreach, _ := exec.Command("ip", "netns", "exec", wan.Name, "ping", "-c", "1", "-W", "8", "10.0.1.2").CombinedOutput()
 	neigh := wan.Exec(t, "ip", "neigh", "show", "192.0.2.1")
-	cancel()
-	wg.Wait()
-	if runErr != nil {
-		t.Fatal(runErr)
+	tally, out := rt.Stop()
+	if rt.Err() != nil {
+		t.FailNow()
 	}
 	if !strings.Contains(echo, "1 received") {
 		t.Errorf("ping 192.0.2.1:\n%s", echo)
@@ -92,10 +74,10 @@ func TestNetnsScript(t *testing.T) {
 	if !strings.Contains(neigh, "lladdr") || strings.Contains(neigh, "PERMANENT") {
 		t.Errorf("ip neigh show 192.0.2.1 in %s: want an entry learnt by ARP:\n%s", wan.Name, neigh)
 	}
-	if !strings.Contains(out.String(), "192.0.2.2 dev "+p+"-up lladdr ") {
-		t.Errorf("the router did not resolve its gateway 192.0.2.2:\n%s", out.String())
+	if !strings.Contains(out, "192.0.2.2 dev "+p+"-up lladdr ") {
+		t.Errorf("the router did not resolve its gateway 192.0.2.2:\n%s", out)
 	}
 	if !tally.Balanced() || tally.Drops.Echoed == 0 || tally.Drops.ICMPErrors < 2 || tally.Neigh == nil || tally.Neigh.Failed == 0 {
-		t.Errorf("counters: %+v\n%s", tally, out.String())
+		t.Errorf("counters: %+v\n%s", tally, out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"io"
 	"net"
 	"regexp"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
@@ -316,28 +318,10 @@ func testOVS(t *testing.T, backend app.Backend, workers int) {
 	var ports *app.Ports
 	var aggs []*lag.Aggregate
 	cfg.onOpen = func(p *app.Ports, a []*lag.Aggregate) { ports, aggs = p, a }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out bytes.Buffer
-	var tally app.Tally
-	var runErr error
-	started, finished := make(chan struct{}), make(chan struct{})
-	cfg.ready = func() { close(started) }
-	go func() {
-		defer close(finished)
-		runErr = rtr.Do(func() error {
-			var err error
-			tally, err = runReal(ctx, cfg, &out)
-			return err
-		})
-	}()
-	select {
-	case <-started:
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
+	rt := optest.Start(t, rtr, func(ctx context.Context, ready func(), out io.Writer) (app.Tally, error) {
+		cfg.ready = ready
+		return runReal(ctx, cfg, out)
+	})
 	hosts = newHostsAndUplink(hostPort, wanPort, pool, trunkMAC, upMAC)
 	defer hosts.close()
 	usable := func(m int) bool { return ctl.Usable(m) }
@@ -496,12 +480,11 @@ func testOVS(t *testing.T, backend app.Backend, workers int) {
 		t.Logf("member 1 back on both sides %v after OVS's LACPDUs passed again", d.Round(10*time.Millisecond))
 	}
 
-	cancel()
-	<-finished
-	if runErr != nil {
-		t.Fatal(runErr)
+	tally, out := rt.Stop()
+	if rt.Err() != nil {
+		t.FailNow()
 	}
-	t.Logf("router output:\n%s", out.String())
+	t.Logf("router output:\n%s", out)
 	if !tally.Balanced() {
 		t.Errorf("accounting mismatch: %+v", tally)
 	}
@@ -519,11 +502,11 @@ func testOVS(t *testing.T, backend app.Backend, workers int) {
 		}
 	}
 	for _, want := range []string{members[0] + " rx ", members[1] + " rx ", "LACPDUs in ", "lag0 LACP: aggregate up", "accounting: ok"} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if m := regexp.MustCompile(regexp.QuoteMeta(members[1]) + ` rx [0-9,]+, tx [0-9,]+ \(dropped ([0-9,]+)\)`).FindStringSubmatch(out.String()); m != nil {
+	if m := regexp.MustCompile(regexp.QuoteMeta(members[1]) + ` rx [0-9,]+, tx [0-9,]+ \(dropped ([0-9,]+)\)`).FindStringSubmatch(out); m != nil {
 		t.Logf("the router counted %s frames dropped on member 1 (sent while its link was down)", m[1])
 	}
 }

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
+	"github.com/wirespeed/wirespeed/examples/internal/optest"
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
@@ -80,32 +80,10 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 
 	cfg := defaultConfig()
 	cfg.Backend, cfg.Members, cfg.Uplink, cfg.Workers, cfg.Interval = backend, []string{m0, m1}, uplink, workers, time.Hour
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out bytes.Buffer
-	var tally app.Tally
-	var runErr error
-	started := make(chan struct{})
-	cfg.ready = func() { close(started) }
-	var wg sync.WaitGroup
-	wg.Add(1)
-	finished := make(chan struct{})
-	go func() {
-		defer wg.Done()
-		defer close(finished)
-		runErr = rtr.Do(func() error {
-			var err error
-			tally, err = runReal(ctx, cfg, &out)
-			return err
-		})
-	}()
-	select {
-	case <-started: // sockets bound, workers polling
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
+	rt := optest.Start(t, rtr, func(ctx context.Context, ready func(), out io.Writer) (app.Tally, error) {
+		cfg.ready = ready
+		return runReal(ctx, cfg, out)
+	})
 	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 1024})
 	hosts := trunkgen.NewHosts([]xmit.Port{lanPorts[0], lanPorts[1]}, pool, trunkMAC)
 	hosts.Start()
@@ -181,13 +159,12 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 		t.Errorf("ip neigh on the upstream host: want the router's %s REACHABLE:\n%s", upMAC, neigh)
 	}
 
-	cancel()
-	wg.Wait()
+	tally, out := rt.Stop()
 	seen := hosts.Stop()
-	if runErr != nil {
-		t.Fatal(runErr)
+	if rt.Err() != nil {
+		t.FailNow()
 	}
-	t.Logf("router output:\n%s", out.String())
+	t.Logf("router output:\n%s", out)
 	for _, err := range seen.Errors {
 		t.Error(err)
 	}
@@ -211,7 +188,7 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 		"10.0.1.2 dev vlan101 lladdr " + trunkgen.HostMAC(1, 2).String() + " ",
 		"10.0.17.99 dev vlan117 lladdr " + trunkgen.HostMAC(17, 99).String() + " ",
 	} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the router's neighbour table lacks %q", want)
 		}
 	}

@@ -92,7 +92,7 @@ func TestARPFlood(t *testing.T) {
 	}()
 	o, _ := exec.Command("ip", "netns", "exec", h1.Name, "ping", "-n", "-c", "25", "-i", "0.1", "-W", "1", "10.0.2.2").CombinedOutput()
 	sent := <-floodDone
-	tally, out := rt.stop()
+	tally, out := rt.Stop()
 	m := regexp.MustCompile(`(\d+) received`).FindStringSubmatch(string(o))
 	got := 0
 	if m != nil {

@@ -120,7 +120,7 @@ protocol bgp peer { local 10.0.1.1 as 65001; neighbor 10.0.1.2 as 65002; hold ti
 		t.Errorf("after the withdrawal the peer still received %d datagrams", got)
 	}
 
-	tally, out := rt.stop()
+	tally, out := rt.Stop()
 	t.Logf("router output:\n%s", out)
 	c := tally.Drops
 	if c.Forwarded < n {

@@ -118,7 +118,7 @@ protocol bgp p2 { local 10.1.2.1 as 65001; neighbor 10.1.2.2 as 65002; hold time
 	if moved != 0 {
 		t.Fatalf("%d flows changed links", moved)
 	}
-	tally, out := rt.stop()
+	tally, out := rt.Stop()
 	if !tally.Balanced() || !strings.Contains(out, "linux-cp accounting: ok") {
 		t.Errorf("accounting mismatch: %+v\n%s", tally, out)
 	}

@@ -125,7 +125,7 @@ func testLinuxCP(t *testing.T, backend app.Backend, extra ...string) {
 	}
 	expectReplies("ping of the far host, again", 5, "10.0.2.2")
 
-	tally, out := rt.stop()
+	tally, out := rt.Stop()
 	t.Logf("router output:\n%s", out)
 	c := tally.Drops
 	if c.Echoed != 0 || c.Local < 6 {

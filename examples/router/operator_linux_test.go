@@ -117,34 +117,11 @@ func TestRealOperator(t *testing.T) {
 	var finalErr error
 	var addr string
 	cfg.stopped = func() { final, finalErr = tryGetIn(rtr, addr, "/metrics") }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started, finished := make(chan struct{}), make(chan struct{})
-	cfg.ready = func() { close(started) }
-	var out bytes.Buffer
-	var tally app.Tally
-	var runErr error
-	go func() {
-		defer close(finished)
-		runErr = rtr.Do(func() (err error) { tally, err = runReal(ctx, cfg, &out); return err })
-	}()
-	select {
-	case <-started:
-	case <-finished:
-		t.Fatalf("router stopped at once: %v\n%s", runErr, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("router did not start")
-	}
+	rt := optest.Start(t, rtr, func(ctx context.Context, ready func(), out io.Writer) (app.Tally, error) {
+		cfg.ready = ready
+		return runReal(ctx, cfg, out)
+	})
 	addr = <-addrc
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-finished
-		}
-	}
-	defer stop()
 
 	// waitEvent waits (10 s at most) for an event with msg and the attributes given.
 	waitEvent := func(msg string, attrs ...string) map[string]any {
@@ -206,12 +183,12 @@ func TestRealOperator(t *testing.T) {
 		t.Errorf("failed neighbours %v, want %s/10.0.2.77", e["neighbours"], r1)
 	}
 
-	stop()
-	if runErr != nil {
-		t.Fatal(runErr)
+	tally, out := rt.Stop()
+	if rt.Err() != nil {
+		t.FailNow()
 	}
 	if !tally.Balanced() {
-		t.Errorf("accounting mismatch: %+v\n%s", tally, out.String())
+		t.Errorf("accounting mismatch: %+v\n%s", tally, out)
 	}
 	waitEvent("router stopped")
 	if finalErr != nil {

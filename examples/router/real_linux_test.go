@@ -133,7 +133,7 @@ func testLinuxPeer(t *testing.T, backend app.Backend) {
 		}
 	}
 
-	tally, out := rt.stop()
+	tally, out := rt.Stop()
 	c := tally.Drops
 	t.Logf("router output:\n%s", out)
 	if !tally.Balanced() {
