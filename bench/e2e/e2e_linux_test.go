@@ -94,13 +94,16 @@ func attach(ns *nettest.NS, ifname string, action int32) (link.Link, error) {
 	return l, err
 }
 
-func newTopo(t *testing.T) *topo {
+func newTopo(t *testing.T) *topo { return newTopoQueues(t, 1) }
+
+// newTopoQueues is the topology with queues receive and transmit queues on every veth.
+func newTopoQueues(t *testing.T, queues int) *topo {
 	tp := &topo{gen: nettest.NewNS(t, "gen"), rtr: nettest.NewNS(t, "rtr"), sink: nettest.NewNS(t, "sink")}
 	for _, ns := range []*nettest.NS{tp.gen, tp.rtr, tp.sink} {
 		ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
 	}
-	tp.g0, tp.rin = nettest.Veth(t, tp.gen, tp.rtr, "g", "in")
-	tp.rout, tp.s0 = nettest.Veth(t, tp.rtr, tp.sink, "out", "s")
+	tp.g0, tp.rin = nettest.VethQueues(t, tp.gen, tp.rtr, "g", "in", queues)
+	tp.rout, tp.s0 = nettest.VethQueues(t, tp.rtr, tp.sink, "out", "s", queues)
 	r := tp.rtr
 	r.Exec(t, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
 		"net.ipv4.conf."+tp.rin+".rp_filter=0", "net.ipv4.ip_forward=0")
@@ -209,6 +212,7 @@ func (k kernelRouter) stop() string {
 // or dpdk-testpmd. It is ready when a line of its output contains ready.
 type procRouter struct {
 	ns    string
+	cpus  string   // taskset's CPU list ("" : 0)
 	args  []string // the command and its arguments
 	ready string
 	keep  func(line string) bool // the lines of its output that stop reports
@@ -258,7 +262,11 @@ func newTestPMD(ns, drv, uplink, trunk string) *procRouter {
 
 func (v *procRouter) start() error {
 	v.out.Reset()
-	args := []string{"netns", "exec", v.ns, "nice", "-n", strconv.Itoa(nice()), "taskset", "-c", "0"}
+	cpus := v.cpus
+	if cpus == "" {
+		cpus = "0"
+	}
+	args := []string{"netns", "exec", v.ns, "nice", "-n", strconv.Itoa(nice()), "taskset", "-c", cpus}
 	if prio := fifo(); prio > 0 {
 		args = append(args, "chrt", "-f", strconv.Itoa(prio))
 	}
@@ -348,24 +356,9 @@ type sample struct {
 
 // cpuTimes reads the busy and total jiffies of CPUs 0 and 1 from /proc/stat.
 func cpuTimes() (busy, total [2]uint64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 9 || (f[0] != "cpu0" && f[0] != "cpu1") {
-			continue
-		}
-		i := int(f[0][3] - '0')
-		for j, v := range f[1:9] { // user nice system idle iowait irq softirq steal
-			n, _ := strconv.ParseUint(v, 10, 64)
-			total[i] += n
-			if j != 3 && j != 4 {
-				busy[i] += n
-			}
-		}
-	}
+	b, t := cpuTimesAll(2)
+	copy(busy[:], b)
+	copy(total[:], t)
 	return
 }
 

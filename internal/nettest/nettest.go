@@ -101,8 +101,22 @@ func (n *NS) Exec(t testing.TB, args ...string) string {
 // returns the two names. Deleting a namespace deletes its end, which deletes the pair.
 func Veth(t testing.TB, a *NS, b *NS, tagA, tagB string) (string, string) {
 	t.Helper()
+	return VethQueues(t, a, b, tagA, tagB, 1)
+}
+
+// VethQueues is Veth with queues receive and transmit queues on each end (per-queue AF_XDP
+// sockets, RSS-like spreading of the peer's flows: veth delivers a frame to the receive queue its
+// sender's transmit queue picked).
+func VethQueues(t testing.TB, a *NS, b *NS, tagA, tagB string, queues int) (string, string) {
+	t.Helper()
 	na, nb := Name(tagA), Name(tagB)
-	Run(t, "ip", "link", "add", na, "netns", a.Name, "type", "veth", "peer", "name", nb, "netns", b.Name)
+	q := []string{}
+	if queues > 1 {
+		q = []string{"numtxqueues", fmt.Sprint(queues), "numrxqueues", fmt.Sprint(queues)}
+	}
+	args := append(append([]string{"ip", "link", "add", na}, q...), "netns", a.Name, "type", "veth", "peer", "name", nb)
+	args = append(append(args, q...), "netns", b.Name)
+	Run(t, args...)
 	a.Exec(t, "ip", "link", "set", na, "up")
 	b.Exec(t, "ip", "link", "set", nb, "up")
 	return na, nb
