@@ -29,8 +29,8 @@ type blockRef struct {
 	_       [60]byte
 }
 
-// Port is one AF_PACKET socket bound to an interface: a TPACKET_V3 receive ring read in place and a
-// sendmmsg transmit path. It implements xmit.Port, xmit.Waiter, xmit.LinkStater and frame.Owner.
+// Port is one AF_PACKET socket bound to an interface: a TPACKET_V3 receive ring (or, with
+// Config.FrameRing, a TPACKET_V2 one) read in place and a sendmmsg transmit path. It implements xmit.Port, xmit.Waiter, xmit.LinkStater and frame.Owner.
 //
 // # Concurrency
 //
@@ -46,8 +46,11 @@ type blockRef struct {
 // been released (by b.Free, by Release, or by any port's Send, which releases what it sent). Frames may
 // be released in any order and from any goroutine. A consumer that holds frames holds their whole
 // block: if it holds frames of every block, the ring is full, the kernel freezes it and drops what
-// arrives (counted by PACKET_STATISTICS: Stats().RxDropped, RingStats). Releasing a frame twice panics,
-// as frame.Pool does. After Close the ring stays mapped until the last frame handed out is released.
+// arrives (counted by PACKET_STATISTICS: Stats().RxDropped, RingStats). With Config.FrameRing each frame
+// has a slot of its own, which goes back to the kernel when that frame is released; the kernel fills
+// the slots in turn and stops at one the consumer still holds (dropping and counting what arrives until
+// it is released), and so does Recv. Releasing a frame twice panics, as frame.Pool does. After Close the
+// ring stays mapped until the last frame handed out is released.
 type Port struct {
 	_       [0]sync.Mutex
 	name    string
@@ -421,7 +424,8 @@ func (p *Port) advance() {
 
 // PollFD implements xmit.Poller for the worker that calls Recv. The kernel reports the socket
 // readable while the block before the one it fills is still the consumer's, so while that block is
-// held (its frames not all released) the descriptor says nothing and PollFD returns -1.
+// held (its frames not all released) the descriptor says nothing and PollFD returns -1. With
+// Config.FrameRing the same holds of the slot before Recv's position.
 func (p *Port) PollFD() (fd int, ready bool) {
 	if p.closed.Load() {
 		return -1, false
@@ -457,7 +461,7 @@ func (p *Port) ready() bool {
 }
 
 // Recv implements xmit.Port: it fills b with up to b.Cap() frames from the ring, without copying
-// (see the type's documentation on ownership). It never blocks; see Wait. In blocks of small frames
+// (see the type's documentation on ownership). It never blocks; see Wait. In TPACKET_V3 blocks of small frames
 // it reads the ring's cache lines up to 2 KiB ahead of its walk, so that the frames' lines (headers
 // and first bytes) arrive in parallel rather than one frame after another (bench/notes/rx.md).
 func (p *Port) Recv(b *frame.Batch) (int, error) {
