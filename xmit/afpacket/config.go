@@ -229,7 +229,11 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 	if r.TxRetries < 0 {
 		r.TxRetries = 0
 	}
+	v3 := r.FrameRing == nil // the block geometry applies to the TPACKET_V3 ring only
 	switch {
+	case r.Headroom > 4096:
+		return r, fmt.Errorf("%w: Headroom %d (at most 4096)", ErrConfig, r.Headroom)
+	case !v3:
 	case r.BlockSize <= 0 || r.BlockSize%pageSize != 0:
 		return r, fmt.Errorf("%w: BlockSize %d is not a positive multiple of the page size %d", ErrConfig, r.BlockSize, pageSize)
 	case r.BlockCount <= 0:
@@ -238,7 +242,7 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 		return r, fmt.Errorf("%w: FrameSize %d must be a multiple of 16 dividing BlockSize", ErrConfig, r.FrameSize)
 	case uint64(r.BlockSize)*uint64(r.BlockCount) > 1<<32-1:
 		return r, fmt.Errorf("%w: ring of %d x %d bytes exceeds 4 GiB", ErrConfig, r.BlockCount, r.BlockSize)
-	case r.Headroom > 4096 || r.Headroom+256 > r.FrameSize:
+	case r.Headroom+256 > r.FrameSize:
 		return r, fmt.Errorf("%w: Headroom %d too large for FrameSize %d", ErrConfig, r.Headroom, r.FrameSize)
 	case r.RetireTimeout < 0 || r.RetireTimeout > time.Hour:
 		return r, fmt.Errorf("%w: RetireTimeout %v", ErrConfig, r.RetireTimeout)

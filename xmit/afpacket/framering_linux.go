@@ -92,12 +92,13 @@ func (p *Port) recvSlots(fr []frame.Frame) (n, bytes, bad, vlans, partial int) {
 	port := p.cfg.PortID
 	for n < len(fr) {
 		off := offs[slot]
-		w := (*uint32)(unsafe.Pointer(&ring[off+v2StatusOff]))
+		// A slot's header lies inside the ring (setSlots): one bounds check for all of it.
+		h := (*[v2HdrLen]byte)(unsafe.Pointer(&ring[off]))
+		w := (*uint32)(unsafe.Pointer(&h[v2StatusOff]))
 		status := atomic.LoadUint32(w)
 		if status&tpStatusUser == 0 {
 			break // the kernel's (the ring is caught up) or still held (the kernel is stopped there)
 		}
-		h := (*[v2HdrLen]byte)(ring[off : off+v2HdrLen])
 		wire, snap, mac := ne.Uint32(h[v2LenOff:]), ne.Uint32(h[v2SnaplenOff:]), uint32(ne.Uint16(h[v2MacOff:]))
 		cur := slot
 		if slot++; slot == nslots {
