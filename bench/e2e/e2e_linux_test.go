@@ -391,9 +391,11 @@ func TestE2E(t *testing.T) {
 		// -spin: the worker polls its idle ports, as testpmd does.
 		"afpacket-spin": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin, "-spin"),
 		"afxdp-spin":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-spin"),
+		// A TPACKET_V2 receive ring (afpacket.Config.FrameRing).
+		"afpacket-v2": newVLANRouter(bin, tp.rtr.Name, "afpacket-v2", tp.rout, tp.rin),
 	}
 	// DPDK's testpmd in mac mode on the same two veths, when installed (Debian package dpdk).
-	forwarders := []string{"kernel", "afpacket", "afxdp", "afpacket-spin", "afxdp-spin"}
+	forwarders := []string{"kernel", "afpacket", "afpacket-v2", "afxdp", "afpacket-spin", "afxdp-spin"}
 	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
 		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
 		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)
@@ -569,6 +571,7 @@ func TestE2E(t *testing.T) {
 		}
 		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP",
 			"afpacket-spin": "vlanrouter -spin, AF_PACKET", "afxdp-spin": "vlanrouter -spin, AF_XDP",
+			"afpacket-v2":   "vlanrouter, AF_PACKET TPACKET_V2",
 			"testpmd-afxdp": "dpdk-testpmd mac, net_af_xdp", "testpmd-afpacket": "dpdk-testpmd mac, net_af_packet",
 			"tx-afxdp": "transmit only (ceiling), AF_XDP", "tx-afpacket": "transmit only (ceiling), AF_PACKET sendmmsg"}[c.fwd]
 		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]

@@ -65,8 +65,9 @@ func TestE2ELatency(t *testing.T) {
 		"afxdp":         newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin),
 		"afpacket-spin": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin, "-spin"),
 		"afxdp-spin":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-spin"),
+		"afpacket-v2":   newVLANRouter(bin, tp.rtr.Name, "afpacket-v2", tp.rout, tp.rin),
 	}
-	names := []string{"kernel", "afpacket", "afxdp", "afpacket-spin", "afxdp-spin"}
+	names := []string{"kernel", "afpacket", "afpacket-v2", "afxdp", "afpacket-spin", "afxdp-spin"}
 	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
 		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
 		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)

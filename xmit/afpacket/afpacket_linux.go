@@ -29,8 +29,8 @@ type blockRef struct {
 	_       [60]byte
 }
 
-// Port is one AF_PACKET socket bound to an interface: a TPACKET_V3 receive ring read in place and a
-// sendmmsg transmit path. It implements xmit.Port, xmit.Waiter, xmit.LinkStater and frame.Owner.
+// Port is one AF_PACKET socket bound to an interface: a TPACKET_V3 receive ring (or, with
+// Config.FrameRing, a TPACKET_V2 one) read in place and a sendmmsg transmit path. It implements xmit.Port, xmit.Waiter, xmit.LinkStater and frame.Owner.
 //
 // # Concurrency
 //
@@ -46,8 +46,11 @@ type blockRef struct {
 // been released (by b.Free, by Release, or by any port's Send, which releases what it sent). Frames may
 // be released in any order and from any goroutine. A consumer that holds frames holds their whole
 // block: if it holds frames of every block, the ring is full, the kernel freezes it and drops what
-// arrives (counted by PACKET_STATISTICS: Stats().RxDropped, RingStats). Releasing a frame twice panics,
-// as frame.Pool does. After Close the ring stays mapped until the last frame handed out is released.
+// arrives (counted by PACKET_STATISTICS: Stats().RxDropped, RingStats). With Config.FrameRing each frame
+// has a slot of its own, which goes back to the kernel when that frame is released; the kernel fills
+// the slots in turn and stops at one the consumer still holds (dropping and counting what arrives until
+// it is released), and so does Recv. Releasing a frame twice panics, as frame.Pool does. After Close the
+// ring stays mapped until the last frame handed out is released.
 type Port struct {
 	_       [0]sync.Mutex
 	name    string
@@ -61,7 +64,7 @@ type Port struct {
 	blockSize uint32
 	nblocks   uint32
 	blocks    []blockRef
-	held      atomic.Int32 // blocks owned by user space
+	held      atomic.Int32 // blocks (a FrameRing: slots) owned by user space
 	closed    atomic.Bool  // Close has begun: Recv, Wait and Send refuse
 	detached  atomic.Bool  // Close is done with the ring: whoever returns the last held block unmaps it
 	unmapped  atomic.Bool
@@ -75,8 +78,12 @@ type Port struct {
 	warm   uint32 // ring offset up to which Recv has read cur's cache lines ahead of the walk (max: none to read)
 	used   uint32 // ring offset of the end of cur's frames (blk_len)
 	wsink  byte   // what warmAhead read, so that its loads are not optimised away
-	pfd    [2]unix.PollFd
-	_      [64]byte
+	// The TPACKET_V2 ring (Config.FrameRing; nil slotOff: TPACKET_V3), see framering_linux.go.
+	slotOff  []uint32 // slot → ring offset of its header
+	slotSize uint32
+	slot     uint32 // the next slot Recv reads
+	pfd      [2]unix.PollFd
+	_        [64]byte
 
 	// Transmit side (Send), under txMu.
 	txMu  sync.Mutex
@@ -171,7 +178,11 @@ func open(ifname string, c Config) (_ *Port, err error) {
 			return nil, sysErr("setsockopt(SO_ATTACH_FILTER)", err)
 		}
 	}
-	if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
+	version := unix.TPACKET_V3
+	if c.FrameRing != nil {
+		version = unix.TPACKET_V2
+	}
+	if err = unix.SetsockoptInt(p.fd, unix.SOL_PACKET, unix.PACKET_VERSION, version); err != nil {
 		return nil, sysErr("setsockopt(PACKET_VERSION)", err)
 	}
 	if c.Headroom > 0 {
@@ -196,18 +207,27 @@ func open(ifname string, c Config) (_ *Port, err error) {
 			return nil, sysErr("setsockopt(PACKET_LOSS)", err)
 		}
 	}
-	tov := uint32((c.RetireTimeout + time.Millisecond - 1) / time.Millisecond)
-	req := unix.TpacketReq3{
-		Block_size:     uint32(c.BlockSize),
-		Block_nr:       uint32(c.BlockCount),
-		Frame_size:     uint32(c.FrameSize),
-		Frame_nr:       uint32(c.BlockSize / c.FrameSize * c.BlockCount),
-		Retire_blk_tov: max(tov, 1),
+	var rxSize, txSize int
+	if c.FrameRing != nil {
+		if rxSize, err = p.setupFrameRing(*c.FrameRing); err != nil {
+			return nil, err
+		}
+	} else {
+		tov := uint32((c.RetireTimeout + time.Millisecond - 1) / time.Millisecond)
+		req := unix.TpacketReq3{
+			Block_size:     uint32(c.BlockSize),
+			Block_nr:       uint32(c.BlockCount),
+			Frame_size:     uint32(c.FrameSize),
+			Frame_nr:       uint32(c.BlockSize / c.FrameSize * c.BlockCount),
+			Retire_blk_tov: max(tov, 1),
+		}
+		if err = unix.SetsockoptTpacketReq3(p.fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+			return nil, sysErr("setsockopt(PACKET_RX_RING)", err)
+		}
+		rxSize = c.BlockSize * c.BlockCount
+		p.blockSize, p.nblocks = uint32(c.BlockSize), uint32(c.BlockCount)
+		p.blocks = make([]blockRef, c.BlockCount)
 	}
-	if err = unix.SetsockoptTpacketReq3(p.fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
-		return nil, sysErr("setsockopt(PACKET_RX_RING)", err)
-	}
-	rxSize, txSize := c.BlockSize*c.BlockCount, 0
 	if c.TxRing != nil {
 		if txSize, err = p.setupTxRing(*c.TxRing); err != nil {
 			return nil, err
@@ -226,8 +246,6 @@ func open(ifname string, c Config) (_ *Port, err error) {
 	if txSize > 0 {
 		p.tx = p.mapped[rxSize:]
 	}
-	p.blockSize, p.nblocks = uint32(c.BlockSize), uint32(c.BlockCount)
-	p.blocks = make([]blockRef, c.BlockCount)
 	sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: p.ifindex}
 	if err = unix.Bind(p.fd, sa); err != nil {
 		return nil, sysErr("bind", err)
@@ -406,13 +424,17 @@ func (p *Port) advance() {
 
 // PollFD implements xmit.Poller for the worker that calls Recv. The kernel reports the socket
 // readable while the block before the one it fills is still the consumer's, so while that block is
-// held (its frames not all released) the descriptor says nothing and PollFD returns -1.
+// held (its frames not all released) the descriptor says nothing and PollFD returns -1. With
+// Config.FrameRing the same holds of the slot before Recv's position.
 func (p *Port) PollFD() (fd int, ready bool) {
 	if p.closed.Load() {
 		return -1, false
 	}
 	if p.ready() {
 		return p.fd, true
+	}
+	if p.slotOff != nil {
+		return p.pollSlots()
 	}
 	prev := p.cur - 1
 	if p.cur == 0 {
@@ -426,6 +448,9 @@ func (p *Port) PollFD() (fd int, ready bool) {
 
 // ready reports whether Recv would return frames. Under rxMu.
 func (p *Port) ready() bool {
+	if p.slotOff != nil {
+		return p.slotReady()
+	}
 	if p.left > 0 {
 		return true
 	}
@@ -436,7 +461,7 @@ func (p *Port) ready() bool {
 }
 
 // Recv implements xmit.Port: it fills b with up to b.Cap() frames from the ring, without copying
-// (see the type's documentation on ownership). It never blocks; see Wait. In blocks of small frames
+// (see the type's documentation on ownership). It never blocks; see Wait. In TPACKET_V3 blocks of small frames
 // it reads the ring's cache lines up to 2 KiB ahead of its walk, so that the frames' lines (headers
 // and first bytes) arrive in parallel rather than one frame after another (bench/notes/rx.md).
 func (p *Port) Recv(b *frame.Batch) (int, error) {
@@ -452,6 +477,10 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 	ring := p.ring
 	n, bytes, bad, vlans, partial := 0, 0, 0, 0, 0
 	port := p.cfg.PortID
+	if p.slotOff != nil {
+		n, bytes, bad, vlans, partial = p.recvSlots(fr)
+		fr = fr[:0] // the walk of blocks below has nothing to do
+	}
 	for n < len(fr) {
 		if p.left == 0 && !p.openBlock() {
 			break
@@ -525,7 +554,7 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 		}
 	}
 	p.rxMu.Unlock()
-	b.Frames, b.Mem, b.Owner = fr[:n], ring, p
+	b.Frames, b.Mem, b.Owner = b.Frames[:n], ring, p
 	if partial > 0 {
 		// Sent on this host (a veth peer's stack) with the checksum left to the hardware: fill it
 		// in, as the NIC would have (an out-of-band tag is not in the bytes, so the L3 header
@@ -554,6 +583,10 @@ func (p *Port) Recv(b *frame.Batch) (int, error) {
 // Release implements frame.Owner: it takes back frames Recv handed out. It may be called from any
 // goroutine; frames of other owners or frames released twice make it panic.
 func (p *Port) Release(frames []frame.Frame) {
+	if p.slotOff != nil {
+		p.releaseSlots(frames)
+		return
+	}
 	for i := 0; i < len(frames); {
 		blk := frames[i].Buf
 		j := i + 1
@@ -804,6 +837,17 @@ func (p *Port) Send(b *frame.Batch) (int, error) {
 // pollStats folds the kernel's PACKET_STATISTICS (which reading resets) into the counters. Under ctlMu.
 func (p *Port) pollStats() {
 	if p.fdClosed {
+		return
+	}
+	if p.slotOff != nil {
+		st, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+		if err != nil {
+			p.c.Error()
+			return
+		}
+		p.rstats.Packets += uint64(st.Packets)
+		p.rstats.Drops += uint64(st.Drops)
+		p.c.RxDrop(int(st.Drops))
 		return
 	}
 	st, err := unix.GetsockoptTpacketStatsV3(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)

@@ -41,9 +41,15 @@ func flowFrame(f int, seq uint32) []byte {
 // TestFanout opens the receiving interface twice in one hash fanout group: every frame arrives once,
 // each flow on one socket only, and both sockets get some flows.
 func TestFanout(t *testing.T) {
+	for i, r := range rxModes {
+		t.Run("rx="+r.name, func(t *testing.T) { testFanout(t, r.ring, uint16(77+i)) })
+	}
+}
+
+func testFanout(t *testing.T, ring *FrameRing, group uint16) {
 	l := newLink(t)
 	a := openIn(t, l.nsA, l.ifA, nil)
-	cfg := &Config{Fanout: &Fanout{Group: 77, Mode: FanoutHash}}
+	cfg := withRing(ring, &Config{Fanout: &Fanout{Group: group, Mode: FanoutHash}})
 	r := [2]*Port{openIn(t, l.nsB, l.ifB, cfg), openIn(t, l.nsB, l.ifB, cfg)}
 	const flows, per = 32, 20
 	pool, _ := frame.NewPool(nil)
@@ -103,71 +109,81 @@ func TestFanout(t *testing.T) {
 // Recv/Wait: both must return ErrClosed promptly.
 func TestCloseWhileReceiving(t *testing.T) {
 	l := newLink(t)
-	for _, mode := range []string{"wait-forever", "recv-loop"} {
-		t.Run(mode, func(t *testing.T) {
-			p := openIn(t, l.nsB, l.ifB, nil)
-			done := make(chan error, 1)
-			go func() {
-				b := frame.NewBatch(32)
-				for {
-					if mode == "recv-loop" {
-						if _, err := p.Recv(b); err != nil {
-							done <- err
-							return
-						}
-						b.Free()
-						if err := p.Wait(int64(time.Millisecond)); err != nil {
-							done <- err
-							return
-						}
-						continue
-					}
-					if err := p.Wait(-1); err != nil {
-						done <- err
-						return
-					}
+	for _, r := range rxModes {
+		for _, mode := range []string{"wait-forever", "recv-loop"} {
+			t.Run("rx="+r.name+"/"+mode, func(t *testing.T) { testCloseWhileReceiving(t, l, r.ring, mode) })
+		}
+	}
+}
+
+func testCloseWhileReceiving(t *testing.T, l *link, ring *FrameRing, mode string) {
+	p := openIn(t, l.nsB, l.ifB, withRing(ring, nil))
+	done := make(chan error, 1)
+	go func() {
+		b := frame.NewBatch(32)
+		for {
+			if mode == "recv-loop" {
+				if _, err := p.Recv(b); err != nil {
+					done <- err
+					return
 				}
-			}()
-			time.Sleep(20 * time.Millisecond)
-			if err := p.Close(); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err := <-done:
-				if !errors.Is(err, xmit.ErrClosed) {
-					t.Fatalf("got %v, want ErrClosed", err)
+				b.Free()
+				if err := p.Wait(int64(time.Millisecond)); err != nil {
+					done <- err
+					return
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("receiver still blocked 5 s after Close")
+				continue
 			}
-			b := frame.NewBatch(8)
-			if _, err := p.Recv(b); !errors.Is(err, xmit.ErrClosed) {
-				t.Fatalf("Recv after Close: %v", err)
+			if err := p.Wait(-1); err != nil {
+				done <- err
+				return
 			}
-			if p.LinkUp() {
-				t.Fatal("LinkUp after Close")
-			}
-			pool, _ := frame.NewPool(nil)
-			pool.Alloc(b, 3)
-			for i := range b.Frames {
-				b.Frames[i].Resize(60)
-			}
-			if n, err := p.Send(b); n != 0 || !errors.Is(err, xmit.ErrClosed) || p.Stats().TxDropped != 3 || pool.InUse() != 0 {
-				t.Fatalf("Send after Close: %d, %v, %+v, %d in use", n, err, p.Stats(), pool.InUse())
-			}
-			if err := p.Close(); err != nil {
-				t.Fatal("second Close:", err)
-			}
-		})
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, xmit.ErrClosed) {
+			t.Fatalf("got %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("receiver still blocked 5 s after Close")
+	}
+	b := frame.NewBatch(8)
+	if _, err := p.Recv(b); !errors.Is(err, xmit.ErrClosed) {
+		t.Fatalf("Recv after Close: %v", err)
+	}
+	if p.LinkUp() {
+		t.Fatal("LinkUp after Close")
+	}
+	pool, _ := frame.NewPool(nil)
+	pool.Alloc(b, 3)
+	for i := range b.Frames {
+		b.Frames[i].Resize(60)
+	}
+	if n, err := p.Send(b); n != 0 || !errors.Is(err, xmit.ErrClosed) || p.Stats().TxDropped != 3 || pool.InUse() != 0 {
+		t.Fatalf("Send after Close: %d, %v, %+v, %d in use", n, err, p.Stats(), pool.InUse())
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal("second Close:", err)
 	}
 }
 
 // TestCloseWithFramesHeld closes a port while a consumer holds received frames: their bytes stay
 // readable until released, and the last release unmaps the ring.
 func TestCloseWithFramesHeld(t *testing.T) {
+	for _, r := range rxModes {
+		t.Run("rx="+r.name, func(t *testing.T) { testCloseWithFramesHeld(t, r.ring) })
+	}
+}
+
+func testCloseWithFramesHeld(t *testing.T, ring *FrameRing) {
 	l := newLink(t)
 	a := openIn(t, l.nsA, l.ifA, nil)
-	p := openIn(t, l.nsB, l.ifB, nil)
+	p := openIn(t, l.nsB, l.ifB, withRing(ring, nil))
 	pool, _ := frame.NewPool(nil)
 	sendFrames(t, a, pool, []txFrame{{data: testFrame(1, 100)}, {data: testFrame(2, 100)}})
 	b := frame.NewBatch(8)
@@ -278,9 +294,21 @@ func TestLinkDown(t *testing.T) {
 // frame is accounted for, at the sender (sent or dropped) and at the receiver (delivered or dropped
 // by the kernel for want of a block).
 func TestTxAccounting(t *testing.T) {
+	for _, r := range []struct {
+		name string
+		cfg  *Config
+	}{
+		{"blocks", &Config{BlockSize: 16384, BlockCount: 2}},
+		{"frames", &Config{FrameRing: &FrameRing{Frames: 64}}},
+	} {
+		t.Run("rx="+r.name, func(t *testing.T) { testTxAccounting(t, r.cfg) })
+	}
+}
+
+func testTxAccounting(t *testing.T, rxCfg *Config) {
 	l := newLink(t)
 	a := openIn(t, l.nsA, l.ifA, nil)
-	b := openIn(t, l.nsB, l.ifB, &Config{BlockSize: 16384, BlockCount: 2})
+	b := openIn(t, l.nsB, l.ifB, rxCfg)
 	pool, _ := frame.NewPool(nil)
 	const n = 20000
 	var tx []txFrame
@@ -311,7 +339,7 @@ func TestTxAccounting(t *testing.T) {
 	sb := b.Stats()
 	t.Logf("sent %d (dropped %d), socket saw %d (ring drops %d), veth dropped %d", sa.TxPackets, sa.TxDropped, rs.Packets, rs.Drops, vethDrops)
 	if rs.Drops == 0 {
-		t.Fatalf("a 32 KiB ring took %d frames without a drop", len(got))
+		t.Fatalf("a small ring took %d frames without a drop", len(got))
 	}
 	if rs.Packets+vethDrops != sa.TxPackets {
 		t.Fatalf("kernel saw %d frames for the socket and veth dropped %d, sender sent %d", rs.Packets, vethDrops, sa.TxPackets)

@@ -15,11 +15,18 @@ import (
 )
 
 // BenchmarkRecv receives 60-byte frames over a veth pair (between two namespaces) that another port
-// of this package sends from a goroutine as fast as it can. ns/op is per frame received.
+// of this package sends from a goroutine as fast as it can, into each receive ring (rxModes). ns/op
+// is per frame received.
 func BenchmarkRecv(b *testing.B) {
+	for _, r := range rxModes {
+		b.Run("rx="+r.name, func(b *testing.B) { benchRecv(b, r.ring) })
+	}
+}
+
+func benchRecv(b *testing.B, ring *FrameRing) {
 	l := newLink(b)
 	tx := openIn(b, l.nsA, l.ifA, nil)
-	rx := openIn(b, l.nsB, l.ifB, nil)
+	rx := openIn(b, l.nsB, l.ifB, withRing(ring, nil))
 	pool, _ := frame.NewPool(nil)
 	data := testFrame(1, 60)
 	var stop atomic.Bool

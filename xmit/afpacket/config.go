@@ -50,7 +50,8 @@ type Fanout struct {
 // Config configures a Port. The zero value (or a nil *Config) means defaults for every field.
 type Config struct {
 	// RX ring geometry (TPACKET_V3). BlockSize must be a multiple of the page size and hold the largest
-	// frame plus ~100 bytes of header; the ring is BlockSize*BlockCount bytes (at most 4 GiB).
+	// frame plus ~100 bytes of header; the ring is BlockSize*BlockCount bytes (at most 4 GiB). With
+	// FrameRing these four fields are not used.
 	BlockSize  int
 	BlockCount int
 	FrameSize  int
@@ -101,6 +102,13 @@ type Config struct {
 	// its counters). It is attached before the socket is bound, so no frame passes unfiltered.
 	Filter []BPF
 
+	// FrameRing, when not nil, makes the receive ring a TPACKET_V2 ring of fixed-size frame slots
+	// instead of TPACKET_V3 blocks: the kernel hands each frame over (and wakes Wait) as soon as it
+	// is written, so a frame waits for no block to fill or retire (RetireTimeout). See the package
+	// documentation for what it costs. It cannot be combined with TxRing (whose slots have the
+	// TPACKET_V3 layout).
+	FrameRing *FrameRing
+
 	// TxRing, when not nil, makes Send transmit through a PACKET_TX_RING (mapped together with the
 	// receive ring) instead of sendmmsg(2): every frame is copied into a ring slot (counted in
 	// Stats().TxCopied) and one send(2) per batch rings the doorbell. See the package documentation
@@ -125,6 +133,65 @@ type TxRing struct {
 	// (default DefaultTxFrameSize). Frames longer than FrameSize-TxSlotHeader (after the VLAN tag is
 	// put in band) are dropped and counted; jumbo frames need a larger FrameSize.
 	FrameSize int
+}
+
+// FrameRing is the geometry of the TPACKET_V2 receive ring (Config.FrameRing). Zero fields mean
+// defaults.
+type FrameRing struct {
+	// Frames is the number of slots: how many frames the ring holds, whatever their size (default:
+	// as many as fit in DefaultFrameRingBytes, 8192 of the default FrameSize; rounded up to fill
+	// the last ring block; at most 1<<20). A consumer that holds a slot stops the kernel there: what
+	// arrives meanwhile is dropped and counted.
+	Frames int
+	// FrameSize is the size of one slot, a multiple of 16 (default DefaultFrameRingSize). A slot
+	// holds a FrameSlotOverhead-byte header and headroom, then Config.Headroom, then the frame:
+	// frames longer than FrameSize-FrameSlotOverhead-Headroom are cut by the kernel, and Recv drops
+	// and counts them (Stats().RxDropped). Jumbo frames need a larger FrameSize.
+	FrameSize int
+}
+
+// FrameRing defaults and layout.
+const (
+	DefaultFrameRingSize  = 2048     // holds a 1518-byte frame with 464 bytes to spare
+	DefaultFrameRingBytes = 16 << 20 // the default ring's size, that of the default TPACKET_V3 ring
+	// FrameSlotOverhead is where a frame starts in a FrameRing slot without PACKET_RESERVE: the
+	// 32-byte tpacket2_hdr, then RingHeadroom bytes (the sockaddr_ll and alignment) that are the
+	// frame's headroom.
+	FrameSlotOverhead = v2HdrLen + RingHeadroom
+)
+
+// v2HdrLen is sizeof(struct tpacket2_hdr), already TPACKET_ALIGNed.
+const v2HdrLen = 32
+
+// ringGeometry is the layout of a FrameRing: blocks of blockSize bytes (a power-of-two number of
+// pages, as the kernel allocates them), each holding perBlock slots of f.FrameSize bytes.
+type ringGeometry struct {
+	blockSize, blocks, perBlock, slots int
+}
+
+// frameGeometry lays out a FrameRing: the smallest block (from one page up to 128 KiB) that wastes at
+// most a sixteenth of itself after its last slot, else the least wasteful of them; enough blocks for
+// f.Frames slots.
+func frameGeometry(f FrameRing, pageSize int) ringGeometry {
+	best, bestWaste := 0, 1.0
+	for bs := pageSize; bs <= max(128<<10, pageSize); bs *= 2 {
+		if bs < f.FrameSize {
+			continue
+		}
+		waste := float64(bs%f.FrameSize) / float64(bs)
+		if waste < bestWaste {
+			best, bestWaste = bs, waste
+		}
+		if waste <= 1.0/16 {
+			break
+		}
+	}
+	if best == 0 { // a slot larger than 128 KiB (a page size above 64 KiB): one slot a block
+		best = (f.FrameSize + pageSize - 1) / pageSize * pageSize
+	}
+	per := best / f.FrameSize
+	n := (f.Frames + per - 1) / per
+	return ringGeometry{blockSize: best, blocks: n, perBlock: per, slots: n * per}
 }
 
 // TX ring defaults and layout.
@@ -162,7 +229,11 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 	if r.TxRetries < 0 {
 		r.TxRetries = 0
 	}
+	v3 := r.FrameRing == nil // the block geometry applies to the TPACKET_V3 ring only
 	switch {
+	case r.Headroom > 4096:
+		return r, fmt.Errorf("%w: Headroom %d (at most 4096)", ErrConfig, r.Headroom)
+	case !v3:
 	case r.BlockSize <= 0 || r.BlockSize%pageSize != 0:
 		return r, fmt.Errorf("%w: BlockSize %d is not a positive multiple of the page size %d", ErrConfig, r.BlockSize, pageSize)
 	case r.BlockCount <= 0:
@@ -171,7 +242,7 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 		return r, fmt.Errorf("%w: FrameSize %d must be a multiple of 16 dividing BlockSize", ErrConfig, r.FrameSize)
 	case uint64(r.BlockSize)*uint64(r.BlockCount) > 1<<32-1:
 		return r, fmt.Errorf("%w: ring of %d x %d bytes exceeds 4 GiB", ErrConfig, r.BlockCount, r.BlockSize)
-	case r.Headroom > 4096 || r.Headroom+256 > r.FrameSize:
+	case r.Headroom+256 > r.FrameSize:
 		return r, fmt.Errorf("%w: Headroom %d too large for FrameSize %d", ErrConfig, r.Headroom, r.FrameSize)
 	case r.RetireTimeout < 0 || r.RetireTimeout > time.Hour:
 		return r, fmt.Errorf("%w: RetireTimeout %v", ErrConfig, r.RetireTimeout)
@@ -193,12 +264,35 @@ func (c *Config) withDefaults(pageSize int) (Config, error) {
 		}
 		r.TxRing = &t
 	}
+	if r.FrameRing != nil {
+		f := *r.FrameRing // a copy, as for TxRing
+		if f.FrameSize == 0 {
+			f.FrameSize = DefaultFrameRingSize
+		}
+		minSize := FrameSlotOverhead + r.Headroom + MinFrameLen
+		switch {
+		case f.FrameSize%16 != 0 || f.FrameSize < minSize || f.FrameSize > 1<<17:
+			return r, fmt.Errorf("%w: FrameRing.FrameSize %d must be a multiple of 16 from %d (with Headroom %d) to %d",
+				ErrConfig, f.FrameSize, minSize, r.Headroom, 1<<17)
+		case f.Frames < 0 || f.Frames > 1<<20:
+			return r, fmt.Errorf("%w: FrameRing.Frames %d (1 to %d)", ErrConfig, f.Frames, 1<<20)
+		case r.TxRing != nil:
+			return r, fmt.Errorf("%w: FrameRing (TPACKET_V2) and TxRing (TPACKET_V3 slots) cannot be combined: the socket has one ring version", ErrConfig)
+		}
+		if f.Frames == 0 {
+			f.Frames = max(DefaultFrameRingBytes/f.FrameSize, 64)
+		}
+		if g := frameGeometry(f, pageSize); uint64(g.blockSize)*uint64(g.blocks) > 1<<32-1 {
+			return r, fmt.Errorf("%w: FrameRing of %d x %d bytes exceeds 4 GiB", ErrConfig, f.Frames, f.FrameSize)
+		}
+		r.FrameRing = &f
+	}
 	return r, nil
 }
 
 // RingStats are the kernel's own counters for the socket (PACKET_STATISTICS), accumulated since Open.
 type RingStats struct {
 	Packets uint64 // frames the kernel passed to the socket's ring or dropped for it
-	Drops   uint64 // frames dropped because the ring had no free block (also in Stats().RxDropped)
-	Freezes uint64 // times the ring froze because user space held every block
+	Drops   uint64 // frames dropped because the ring had no free block or slot (also in Stats().RxDropped)
+	Freezes uint64 // times the ring froze because user space held every block (TPACKET_V3 only)
 }

@@ -14,6 +14,12 @@ import (
 // "hardware" (CHECKSUM_PARTIAL); the port on the far end fills it in, so what Recv hands out has a
 // valid checksum, as a NIC would have sent it.
 func TestPartialChecksumCompleted(t *testing.T) {
+	for _, r := range rxModes {
+		t.Run("rx="+r.name, func(t *testing.T) { testPartialChecksumCompleted(t, r.ring) })
+	}
+}
+
+func testPartialChecksumCompleted(t *testing.T, ring *FrameRing) {
 	l := newLink(t)
 	l.nsA.Exec(t, "ip", "addr", "add", "10.9.0.1/24", "dev", l.ifA)
 	macB := strings.TrimSpace(l.nsB.Exec(t, "cat", "/sys/class/net/"+l.ifB+"/address"))
@@ -21,7 +27,7 @@ func TestPartialChecksumCompleted(t *testing.T) {
 	if o := l.nsA.Exec(t, "ethtool", "-k", l.ifA); !strings.Contains(o, "tx-checksum-ip-generic: on") {
 		t.Skipf("%s does not offload transmit checksums:\n%s", l.ifA, o)
 	}
-	p := openIn(t, l.nsB, l.ifB, nil)
+	p := openIn(t, l.nsB, l.ifB, withRing(ring, nil))
 	if err := l.nsA.Do(func() error {
 		c, err := net.Dial("udp4", "10.9.0.2:9999")
 		if err != nil {

@@ -1,6 +1,6 @@
 // Package afpacket is wirespeed's AF_PACKET back-end: a pure-Go (golang.org/x/sys/unix, no cgo) Port
-// on a Linux packet socket, with a TPACKET_V3 receive ring read in place and sendmmsg(2) batches on
-// the way out (or, as an option, a PACKET_TX_RING).
+// on a Linux packet socket, with a TPACKET_V3 receive ring (or, as an option, a TPACKET_V2 one) read
+// in place and sendmmsg(2) batches on the way out (or, as an option, a PACKET_TX_RING).
 //
 // # Receive
 //
@@ -10,6 +10,19 @@
 // been released, in any order, from any goroutine (see Port on ownership). The kernel hands a block
 // over when it is full or when Config.RetireTimeout (1 ms by default) passes, which bounds the latency
 // at low rates. Wait blocks in poll(2) until a block is ready.
+//
+// Config.FrameRing selects a TPACKET_V2 ring instead: fixed-size slots, one frame each, which the
+// kernel hands over one by one, waking Wait for every frame, so a frame waits for no block to fill
+// or retire. Choose it for latency at low rates, where a TPACKET_V3 frame waits up to RetireTimeout
+// (1 ms) for its block. What it costs: Recv and Release write every frame's slot status (the slot is
+// marked held when handed out and given back with a compare-and-swap when released, where TPACKET_V3
+// writes a block's status once per block), the kernel wakes the reader for every frame rather than
+// every block, and every frame takes a whole slot (2 KiB by default: the default ring holds 8192
+// frames in 16 MiB, about 8 ms at 1 Mpps, where the TPACKET_V3 ring holds over 100 000 frames of 60
+// bytes). Recv's walk is the same: no system call, a frame's header read in place. A consumer holding
+// one frame stops the ring at that slot (the kernel drops and counts what arrives until it is
+// released), as holding one frame of each block does with TPACKET_V3. The TX ring (Config.TxRing)
+// cannot be combined with it. See bench/notes/rx.md.
 //
 // The kernel takes the outermost VLAN tag out of frames it receives (veth and most NICs do so before
 // AF_PACKET sees them) and reports it out of band. The port never loses it: the frame carries

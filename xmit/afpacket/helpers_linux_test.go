@@ -45,6 +45,39 @@ var txModes = []struct {
 	{"txring-small-bypass-reserve", &Config{TxRing: &TxRing{Frames: 24, FrameSize: 1600}, QdiscBypass: true, Headroom: 64}},
 }
 
+// rxModes are the receive rings every receive test runs: TPACKET_V3 blocks (the default) and the
+// TPACKET_V2 ring of frame slots (Config.FrameRing).
+var rxModes = []struct {
+	name string
+	ring *FrameRing
+}{
+	{"blocks", nil},
+	{"frames", &FrameRing{}},
+}
+
+// withRing returns a copy of c (nil: defaults) with the receive ring ring (nil: TPACKET_V3).
+func withRing(ring *FrameRing, c *Config) *Config {
+	var r Config
+	if c != nil {
+		r = *c
+	}
+	r.FrameRing = ring
+	return &r
+}
+
+// rxTxModes are the combinations the tests of both directions run: every transmit path with the
+// default receive ring, and sendmmsg with every other receive ring.
+func rxTxModes(t *testing.T, test func(t *testing.T, txCfg *Config, ring *FrameRing)) {
+	for _, m := range txModes {
+		for _, r := range rxModes {
+			if m.cfg != nil && r.ring != nil {
+				continue
+			}
+			t.Run("tx="+m.name+"/rx="+r.name, func(t *testing.T) { test(t, m.cfg, r.ring) })
+		}
+	}
+}
+
 func openIn(t testing.TB, ns *nettest.NS, ifname string, cfg *Config) *Port {
 	t.Helper()
 	var p *Port

@@ -12,9 +12,15 @@ import (
 // its timeout and neither port is ready; a frame sent to the second port wakes it, PollFD then
 // reports it ready and Recv returns the frame; Wait allocates nothing.
 func TestMultiWait(t *testing.T) {
+	for _, r := range rxModes {
+		t.Run("rx="+r.name, func(t *testing.T) { testMultiWait(t, r.ring) })
+	}
+}
+
+func testMultiWait(t *testing.T, ring *FrameRing) {
 	l := newLink(t)
-	a := openIn(t, l.nsA, l.ifA, nil)
-	b := openIn(t, l.nsB, l.ifB, nil)
+	a := openIn(t, l.nsA, l.ifA, withRing(ring, nil))
+	b := openIn(t, l.nsB, l.ifB, withRing(ring, nil))
 	mw := xmit.NewMultiWait([]xmit.Port{a, b})
 	if mw == nil {
 		t.Fatal("NewMultiWait: nil for two AF_PACKET ports")

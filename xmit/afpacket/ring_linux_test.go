@@ -116,16 +116,12 @@ func TestRingOwnership(t *testing.T) {
 }
 
 // TestAllocs proves Recv, Free and Send allocate nothing per batch.
-func TestAllocs(t *testing.T) {
-	for _, m := range txModes {
-		t.Run("tx="+m.name, func(t *testing.T) { testAllocs(t, m.cfg) })
-	}
-}
+func TestAllocs(t *testing.T) { rxTxModes(t, testAllocs) }
 
-func testAllocs(t *testing.T, txCfg *Config) {
+func testAllocs(t *testing.T, txCfg *Config, ring *FrameRing) {
 	l := newLink(t)
 	a := openIn(t, l.nsA, l.ifA, txCfg)
-	p := openIn(t, l.nsB, l.ifB, nil)
+	p := openIn(t, l.nsB, l.ifB, withRing(ring, nil))
 	pool, _ := frame.NewPool(nil)
 	tx := frame.NewBatch(64)
 	rx := frame.NewBatch(64)

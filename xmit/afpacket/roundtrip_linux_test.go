@@ -38,16 +38,12 @@ func expectRx(w []byte, reinsert bool) rxFrame {
 
 // TestFrames sends known frames through one veth pair and checks every byte and tag on the other side,
 // with the tag reported out of band and with Config.ReinsertVLAN.
-func TestFrames(t *testing.T) {
-	for _, m := range txModes {
-		t.Run("tx="+m.name, func(t *testing.T) { testFrames(t, m.cfg) })
-	}
-}
+func TestFrames(t *testing.T) { rxTxModes(t, testFrames) }
 
-func testFrames(t *testing.T, txCfg *Config) {
+func testFrames(t *testing.T, txCfg *Config, ring *FrameRing) {
 	l := newLink(t)
 	a := openIn(t, l.nsA, l.ifA, txCfg)
-	b := openIn(t, l.nsB, l.ifB, nil)
+	b := openIn(t, l.nsB, l.ifB, withRing(ring, nil))
 	var aBytes uint64
 	var i uint32
 	next := func(n int) []byte { i++; return testFrame(i, n) }
@@ -81,7 +77,7 @@ func testFrames(t *testing.T, txCfg *Config) {
 		t.Run(fmt.Sprintf("reinsert=%v", reinsert), func(t *testing.T) {
 			rx := b
 			if reinsert {
-				rx = openIn(t, l.nsB, l.ifB, &Config{ReinsertVLAN: true})
+				rx = openIn(t, l.nsB, l.ifB, withRing(ring, &Config{ReinsertVLAN: true}))
 				defer rx.Close()
 			}
 			before := a.Stats()
@@ -115,7 +111,7 @@ func testFrames(t *testing.T, txCfg *Config) {
 				t.Errorf("%d pool buffers not released by Send", pool.InUse())
 			}
 			if h := rx.held.Load(); h != 0 {
-				t.Errorf("%d blocks still held after every frame was freed", h)
+				t.Errorf("%d blocks or slots still held after every frame was freed", h)
 			}
 		})
 	}
@@ -123,13 +119,9 @@ func testFrames(t *testing.T, txCfg *Config) {
 
 // TestForward receives on one port and sends the very same frames (in the first port's ring) out of
 // another: the forwarding path, with the out-of-band tag put back on the way out.
-func TestForward(t *testing.T) {
-	for _, m := range txModes {
-		t.Run("tx="+m.name, func(t *testing.T) { testForward(t, m.cfg) })
-	}
-}
+func TestForward(t *testing.T) { rxTxModes(t, testForward) }
 
-func testForward(t *testing.T, txCfg *Config) {
+func testForward(t *testing.T, txCfg *Config, ring *FrameRing) {
 	l1, l2 := newLink(t), newLink(t)
 	// Topology: nsA --veth1-- nsB --veth2-- nsC, with the forwarder's two ports in nsB.
 	nsC := l2.nsB
@@ -137,7 +129,7 @@ func testForward(t *testing.T, txCfg *Config) {
 	l2.nsA.Exec(t, "ip", "link", "set", mid2, "netns", l1.nsB.Name)
 	l1.nsB.Exec(t, "ip", "link", "set", mid2, "up")
 	src := openIn(t, l1.nsA, l1.ifA, nil)
-	in := openIn(t, l1.nsB, l1.ifB, nil)
+	in := openIn(t, l1.nsB, l1.ifB, withRing(ring, nil))
 	out := openIn(t, l1.nsB, mid2, txCfg)
 	dst := openIn(t, nsC, far, nil)
 	var tx []txFrame
@@ -178,7 +170,7 @@ func testForward(t *testing.T, txCfg *Config) {
 		}
 	}
 	if h := in.held.Load(); h != 0 {
-		t.Fatalf("%d blocks of the ingress ring still held after Send released them", h)
+		t.Fatalf("%d blocks or slots of the ingress ring still held after Send released them", h)
 	}
 	copies := uint64(0) // sendmmsg points into the ingress ring; the TX ring copies every frame
 	if txCfg != nil && txCfg.TxRing != nil {
@@ -235,14 +227,66 @@ func testJumbo(t *testing.T, txCfg *Config) {
 func TestHeadroom(t *testing.T) {
 	l := newLink(t)
 	a := openIn(t, l.nsA, l.ifA, nil)
-	for _, extra := range []int{0, 100} {
-		p := openIn(t, l.nsB, l.ifB, &Config{Headroom: extra})
-		pool, _ := frame.NewPool(nil)
-		sendFrames(t, a, pool, []txFrame{{data: testFrame(1, 60)}})
-		got := recvFrames(t, p, 1, 2*time.Second)
-		if len(got) != 1 || int(got[0].head) < RingHeadroom+extra {
-			t.Fatalf("Headroom %d: %d frames, head %v", extra, len(got), got)
+	for _, r := range rxModes {
+		for _, extra := range []int{0, 100} {
+			p := openIn(t, l.nsB, l.ifB, withRing(r.ring, &Config{Headroom: extra}))
+			pool, _ := frame.NewPool(nil)
+			sendFrames(t, a, pool, []txFrame{{data: testFrame(1, 1514)}})
+			got := recvFrames(t, p, 1, 2*time.Second)
+			if len(got) != 1 || int(got[0].head) < RingHeadroom+extra || len(got[0].data) != 1514 {
+				t.Fatalf("rx=%s Headroom %d: %d frames, head %v", r.name, extra, len(got), got)
+			}
+			p.Close()
 		}
-		p.Close()
+	}
+}
+
+// TestTruncated: a frame longer than the receive ring's room (a TPACKET_V3 block, a FrameRing
+// slot) is cut by the kernel (tp_snaplen < tp_len); Recv drops and counts it and hands out the
+// frames around it.
+func TestTruncated(t *testing.T) {
+	l := newLink(t)
+	l.nsA.Exec(t, "ip", "link", "set", l.ifA, "mtu", "9000")
+	l.nsB.Exec(t, "ip", "link", "set", l.ifB, "mtu", "9000")
+	a := openIn(t, l.nsA, l.ifA, nil)
+	pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 64, BufSize: 10240})
+	for _, c := range []struct {
+		name      string
+		cfg       *Config
+		big, fits int // a frame longer than the ring's room (0: none), the largest that fits
+	}{
+		{"blocks", &Config{BlockSize: 8192, BlockCount: 16}, 8500, 8000},
+		{"frames", &Config{FrameRing: &FrameRing{Frames: 16}}, 2000, DefaultFrameRingSize - FrameSlotOverhead},
+		{"frames-jumbo", &Config{FrameRing: &FrameRing{Frames: 16, FrameSize: 9088}}, 0, 9014}, // the MTU's largest
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := openIn(t, l.nsB, l.ifB, c.cfg)
+			defer p.Close()
+			tx := []txFrame{{data: testFrame(1, 1514)}, {data: testFrame(2, c.fits)}, {data: testFrame(3, 60)}}
+			want := []uint32{1, 2, 3}
+			if c.big > 0 {
+				tx = append(tx, txFrame{data: testFrame(4, c.big)}, txFrame{data: testFrame(5, 60)})
+				want = append(want, 5)
+			}
+			if k := sendFrames(t, a, pool, tx); k != len(tx) {
+				t.Fatalf("sent %d of %d", k, len(tx))
+			}
+			got := recvFrames(t, p, len(want), 2*time.Second)
+			var seqs []uint32
+			for _, g := range got {
+				s, _ := seqOf(g.data)
+				seqs = append(seqs, s)
+			}
+			if fmt.Sprint(seqs) != fmt.Sprint(want) {
+				t.Fatalf("received frames %v, want %v (%+v %+v)", seqs, want, p.Stats(), p.RingStats())
+			}
+			if len(got[1].data) != c.fits {
+				t.Fatalf("the largest frame that fits: %d bytes, want %d", len(got[1].data), c.fits)
+			}
+			dropped := uint64(len(tx) - len(want))
+			if st := p.Stats(); st.RxDropped != dropped || st.RxPackets != uint64(len(want)) {
+				t.Fatalf("stats %+v, want %d received and %d dropped", st, len(want), dropped)
+			}
+		})
 	}
 }

@@ -122,7 +122,7 @@ func TestNeighboursFlag(t *testing.T) {
 }
 
 func TestParseBackend(t *testing.T) {
-	for _, s := range []string{"mem", "afpacket", "afxdp"} {
+	for _, s := range []string{"mem", "afpacket", "afpacket-v2", "afxdp"} {
 		if b, err := ParseBackend(s); err != nil || string(b) != s {
 			t.Errorf("%s: %v", s, err)
 		}

@@ -20,16 +20,19 @@ type Backend string
 const (
 	Mem      Backend = "mem"      // in-memory ports and the example's own generator (no root)
 	AFPacket Backend = "afpacket" // AF_PACKET (TPACKET_V3 RX ring, sendmmsg TX), PACKET_FANOUT across workers
-	AFXDP    Backend = "afxdp"    // AF_XDP, one queue per worker, one UMEM shared by the worker's ports
+	// AFPacketV2 is AF_PACKET with a TPACKET_V2 RX ring (afpacket.Config.FrameRing): each frame is
+	// handed over as it arrives, not when its block fills or retires (the lower latency at low rates).
+	AFPacketV2 Backend = "afpacket-v2"
+	AFXDP      Backend = "afxdp" // AF_XDP, one queue per worker, one UMEM shared by the worker's ports
 )
 
 // ParseBackend checks a -backend value.
 func ParseBackend(s string) (Backend, error) {
 	switch b := Backend(s); b {
-	case Mem, AFPacket, AFXDP:
+	case Mem, AFPacket, AFPacketV2, AFXDP:
 		return b, nil
 	}
-	return "", fmt.Errorf("unknown backend %q (mem, afpacket, afxdp)", s)
+	return "", fmt.Errorf("unknown backend %q (mem, afpacket, afpacket-v2, afxdp)", s)
 }
 
 // OpenConfig says which interfaces to open and how.
@@ -94,8 +97,11 @@ func Open(cfg OpenConfig) (*Ports, error) {
 			var port xmit.Port
 			var err error
 			switch cfg.Backend {
-			case AFPacket:
+			case AFPacket, AFPacketV2:
 				c := &afpacket.Config{PortID: uint16(i), Promiscuous: cfg.Promiscuous}
+				if cfg.Backend == AFPacketV2 {
+					c.FrameRing = frameRing(cfg.MaxFrame)
+				}
 				if i < len(cfg.Filters) {
 					c.Filter = cfg.Filters[i]
 				}
@@ -128,6 +134,15 @@ func Open(cfg OpenConfig) (*Ports, error) {
 		p.ByWorker = append(p.ByWorker, ports)
 	}
 	return p, nil
+}
+
+// frameRing is the TPACKET_V2 ring for frames up to maxFrame bytes (0: 1518): the default
+// geometry, slots large enough for jumbo frames.
+func frameRing(maxFrame int) *afpacket.FrameRing {
+	if maxFrame <= 1518 {
+		return &afpacket.FrameRing{}
+	}
+	return &afpacket.FrameRing{FrameSize: (maxFrame + afpacket.FrameSlotOverhead + 15) &^ 15}
 }
 
 // Queues is the number of receive queues of an interface (1 if sysfs does not say).
