@@ -72,7 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.SetOutput(stderr)
 	var ptp string
 	backend := string(cfg.Backend)
-	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory conduit, built-in switch and hosts), afpacket, afxdp")
+	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory conduit, built-in switch and hosts), "+app.BackendHelp)
 	fs.StringVar(&cfg.Conduit, "conduit", "", "afpacket, afxdp: the conduit interface (the CPU's link to the switch)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "afpacket: sockets in a PACKET_FANOUT group; afxdp: queues 0..N-1 (mem: 1)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")

@@ -57,7 +57,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 			return Result{}, err
 		}
 		planes[w].trace = src.Trace.Hook(w, planes[w].fw, nil, 1)
-		planes[w].reinsert = cfg.Backend == app.AFPacket // it reports the outer 802.1Q tag (a tag_8021q switch tag) out of band
+		planes[w].reinsert = cfg.Backend.IsAFPacket() // it reports the outer 802.1Q tag (a tag_8021q switch tag) out of band
 	}
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

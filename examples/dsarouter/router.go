@@ -114,7 +114,7 @@ func (cfg *Config) check() (dsa.Tagger, error) {
 		if cfg.Workers != 1 {
 			return nil, usage("-workers %d: the in-memory conduit has one queue (more workers need -backend afpacket or afxdp)", cfg.Workers)
 		}
-	case app.AFPacket, app.AFXDP:
+	case app.AFPacket, app.AFPacketV2, app.AFXDP:
 		if cfg.Conduit == "" {
 			return nil, usage("-backend %s needs -conduit IFNAME", cfg.Backend)
 		}

@@ -78,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("lagrouter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backend := string(cfg.Backend)
-	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory ports, built-in generator), afpacket, afxdp")
+	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory ports, built-in generator), "+app.BackendHelp)
 	var members string
 	fs.StringVar(&members, "members", "", "the aggregate's two member interfaces, IF1,IF2 (afpacket, afxdp)")
 	fs.StringVar(&cfg.LAG, "lag", cfg.LAG, "aggregate mode: rr (balance-rr), xor (balance-xor) or 802.3ad (alias lacp: balance-xor with LACP)")

@@ -73,7 +73,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	// sockets filter them out (in the kernel), on AF_XDP the XDP program passes them to the
 	// kernel; the controller reads them through its Senders, and the aggregates never look for
 	// them.
-	filtered := cfg.usesLACP() && (cfg.Backend == app.AFPacket || cfg.Backend == app.AFXDP)
+	filtered := cfg.usesLACP() && (cfg.Backend.IsAFPacket() || cfg.Backend == app.AFXDP)
 	if filtered {
 		oc.Filters = [][]afpacket.BPF{lacp.NoSlowFilter, lacp.NoSlowFilter}
 		oc.XDPPass = []uint16{lacp.EtherType, lacp.EtherType}

@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("router", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backend := string(cfg.Backend)
-	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (two in-memory ports, built-in hosts), afpacket, afxdp")
+	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (two in-memory ports, built-in hosts), "+app.BackendHelp)
 	fs.Var(portsFlag{&cfg}, "port", "an interface: `NAME,ADDR/LEN[,mtu=N]` (repeat for each; afpacket, afxdp)")
 	fs.Var(neighFlag{&cfg}, "neigh", "a permanent neighbour: `IP=MAC` (repeat for each; the others are resolved by ARP)")
 	fs.Var(routeFlag{&cfg}, "route", "a route: `PREFIX,via=GATEWAY` (repeat for each; the gateway is resolved by ARP)")

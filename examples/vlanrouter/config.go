@@ -60,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("vlanrouter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backend := string(cfg.Backend)
-	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory ports, built-in generator), afpacket, afxdp")
+	fs.StringVar(&backend, "backend", backend, "I/O back-end: mem (in-memory ports, built-in generator), "+app.BackendHelp)
 	fs.StringVar(&cfg.Trunk, "trunk", "", "trunk interface carrying the VLANs (afpacket, afxdp)")
 	fs.StringVar(&cfg.Uplink, "uplink", "", "untagged uplink interface (afpacket, afxdp)")
 	fs.StringVar(&cfg.Routes, "routes", "", "routes file: `a.b.c.d/len nexthop` lines (fib.Load; next hop 0 = the uplink's gateway, i = host 10.0.i.2 on VLAN 100+i); default: 10.0.i.0/24 on VLAN 100+i, 192.0.2.0/24 on the uplink, 0.0.0.0/0 via the gateway")

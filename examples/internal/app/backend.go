@@ -26,6 +26,12 @@ const (
 	AFXDP      Backend = "afxdp" // AF_XDP, one queue per worker, one UMEM shared by the worker's ports
 )
 
+// IsAFPacket reports whether b is AF_PACKET, with either receive ring.
+func (b Backend) IsAFPacket() bool { return b == AFPacket || b == AFPacketV2 }
+
+// BackendHelp lists the real back-ends for a -backend flag's help.
+const BackendHelp = "afpacket, afpacket-v2 (AF_PACKET with per-frame wakeups: lower latency at low rates), afxdp"
+
 // ParseBackend checks a -backend value.
 func ParseBackend(s string) (Backend, error) {
 	switch b := Backend(s); b {

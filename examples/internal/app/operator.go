@@ -268,7 +268,11 @@ func PortMode(p xmit.Port, workers int) []any {
 			}
 			fanout = fmt.Sprintf("%s, group %d", mode, c.Fanout.Group)
 		}
-		return []any{"backend", "afpacket", "tx", tx, "fanout", fanout, "sockets", workers}
+		rx := "tpacket-v3"
+		if c.FrameRing != nil {
+			rx = "tpacket-v2"
+		}
+		return []any{"backend", "afpacket", "rx", rx, "tx", tx, "fanout", fanout, "sockets", workers}
 	case *xmit.MemPort:
 		return []any{"backend", "mem"}
 	}
