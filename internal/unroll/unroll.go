@@ -629,13 +629,17 @@ func (l *loop) copyOf(walk Walk, k int, label string) (string, bool, error) {
 		t := toks[i]
 		if t.tok == token.IDENT && curs[t.lit] != nil && match(i+1, "[", l.index, "]") {
 			c := curs[t.lit]
+			var next token.Token
+			if i+4 < len(toks) {
+				next = toks[i+4].tok
+			}
 			switch {
-			case i > 0 && toks[i-1].tok == token.AND && toks[i-1].off >= last:
+			case next == token.PERIOD:
+				emit(i, i+3, ptr(c)) // a selector dereferences the pointer itself (&s[i].f keeps its &)
+			case next != token.LBRACK && i > 0 && toks[i-1].tok == token.AND && toks[i-1].off >= last:
 				emit(i-1, i+3, ptr(c))
-			case i+4 < len(toks) && isAssign(toks[i+4].tok):
+			case isAssign(next):
 				emit(i, i+3, "*"+ptr(c))
-			case i+4 < len(toks) && toks[i+4].tok == token.PERIOD:
-				emit(i, i+3, ptr(c)) // a selector dereferences the pointer itself
 			default:
 				emit(i, i+3, "(*"+ptr(c)+")")
 			}

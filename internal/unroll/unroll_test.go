@@ -171,6 +171,8 @@ func TestLoopsForward(t *testing.T) {
 		if fr[i].Off == 0 || rs[i] != 0 {
 			ins[i].Port = 1
 		}
+		pp, m := &ins[i].Port, &ins[i]
+		*pp, m.Code = 2, 3
 		rs[i] = reasonSlow`)})
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +186,7 @@ func TestLoopsForward(t *testing.T) {
 		"f, in := (*frame.Frame)(unsafe.Add(x4fr, 3*frameSize)), (*Info)(unsafe.Add(x4ins, 3*infoSize))",
 		"if (*frame.Frame)(unsafe.Add(x4fr, 3*frameSize)).Off == 0 || (*(*Reason)(unsafe.Add(x4rs, 3))) != 0 {",
 		"(*Info)(unsafe.Add(x4ins, 3*infoSize)).Port = 1",
+		"pp, m := &(*Info)(unsafe.Add(x4ins, 3*infoSize)).Port, (*Info)(unsafe.Add(x4ins, 3*infoSize))",
 		"*(*Reason)(unsafe.Add(x4rs, 3)) = reasonSlow",
 		"goto x4next3", "x4next3:",
 		"x4fr, x4ins, x4rs = unsafe.Add(x4fr, 4*frameSize), unsafe.Add(x4ins, 4*infoSize), unsafe.Add(x4rs, 4)",
