@@ -296,6 +296,7 @@ func (p *Package) fileLoops(out *bytes.Buffer, filename string, src []byte) ([]s
 	return names, nil
 }
 
+// parse checks that fn has the form of a loop function and returns its parts.
 func (p *Package) parse(fset *token.FileSet, src []byte, fn *ast.FuncDecl) (*loop, error) {
 	text := func(from, to token.Pos) string {
 		return string(src[fset.Position(from).Offset:fset.Position(to).Offset])
@@ -521,6 +522,7 @@ func checkPrologue(pre []ast.Stmt, params []string) error {
 	return nil
 }
 
+// tk is one token of a fragment and its offset there.
 type tk struct {
 	off int
 	tok token.Token
