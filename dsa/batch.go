@@ -26,21 +26,20 @@ import (
 // tags with their bytes swapped (byte k of a loaded word is bits 8k..8k+7).
 //
 // The loops run four frames per iteration through their unrolled copies in batch_x4.go, generated
-// from the loops of this file and the tag_*.go files by internal/unroll (go generate ./dsa): each
-// copy runs the first len % 4 frames through the same body itself, so the one-frame loops are the
-// source of the generated code, not called by the dispatch. A decode loop has the signature of
+// from the loops of this file and the tag_*.go files by the module's internal/unroll (go generate
+// ./dsa), whose package doc gives the loops' form (for i := range fr, the frame reached as &fr[i],
+// its Info as &ins[i], a frame left to the per-frame code marked by slow(&rs[i])): each copy runs
+// the first len % 4 frames through the same body itself, so the one-frame loops are the source of the generated code, not called by the
+// dispatch (TestLoopsEqualUnrolled compares the two). A decode loop has the signature of
 // format.decodeBatch, so that the registry holds its unrolled copy.
 //
-//go:generate go run ./internal/unroll/gen
+//go:generate go run ../internal/unroll/gen dsa
 //
 // Each loop function is go:noinline: inlined into its caller, a loop shares the register
 // allocation of a larger function and spills.
 
 var le = binary.LittleEndian
 
-// nativeLE: the machine stores a multi-byte field least significant byte first, so a loop may
-// write several fields of an Info as one little-endian word (TestNativeLE checks it against
-// binary.NativeEndian). Elsewhere the loops write the Info field by field.
 // nativeLE: the machine stores a multi-byte field least significant byte first, so a loop may
 // write several fields of an Info as one little-endian word (TestNativeLE checks it against
 // binary.NativeEndian). Elsewhere the loops write the Info field by field.
@@ -91,46 +90,44 @@ func (c *codec) decodeBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reaso
 }
 
 // The decode loops. Each decodes the frames it can as the per-frame decoder would and marks the
-// others reasonSlow (rs is cleared before). They walk the descriptors and the Infos by byte offset
-// (f = &fr[p/frameSize], in = &ins[p/frameSize] with unsafe.Add, always inside fr and ins): two
-// additions per frame instead of an index shifted twice. One bounds check per frame: the start of
-// the bytes read is compared with lim = len(mem) - (bytes read), then mem is sliced with a
-// constant length, so the compiler drops its own checks.
+// others reasonSlow (rs is cleared before). Their unrolled copies walk the descriptors, the Infos
+// and the Reasons by pointer (internal/unroll), frame k of an iteration at a constant offset. One
+// bounds check per frame: the start of the bytes read is compared with lim = len(mem) - (bytes
+// read), then mem is sliced with a constant length, so the compiler drops its own checks.
 
 const (
 	frameSize = unsafe.Sizeof(frame.Frame{})
 	infoSize  = unsafe.Sizeof(Info{})
 )
 
-// walk returns the base pointers of fr, ins and rs and the byte offset just past fr's last frame.
+// walk returns the base pointers of fr, ins and rs: the cursors of a decode loop's unrolled copy
+// (internal/unroll's DSA.Setup).
 // ins and rs must hold len(fr) entries: it panics otherwise (a short slice with room in its
 // capacity would otherwise have results written past its length, unseen by the caller).
-func walk(fr []frame.Frame, ins []Info, rs []Reason) (fb, ib, rb unsafe.Pointer, end uintptr) {
+func walk(fr []frame.Frame, ins []Info, rs []Reason) (fb, ib, rb unsafe.Pointer) {
 	if len(ins) < len(fr) || len(rs) < len(fr) {
 		panic(errShortResults)
 	}
-	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(ins)),
-		unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
+	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(ins)), unsafe.Pointer(unsafe.SliceData(rs))
 }
 
-// slow marks the frame at byte offset p of the walk for the per-frame code: rs[p/frameSize].
-func slow(rb unsafe.Pointer, p uintptr) { *(*Reason)(unsafe.Add(rb, p/frameSize)) = reasonSlow }
+// slow marks the frame of r for the per-frame code (slow(&rs[i]) in a loop).
+func slow(r *Reason) { *r = reasonSlow }
 
 // decTail1Batch: one tail byte, port[1:0] (ksz8795, hellcreek).
 //
 //go:noinline
 func decTail1Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
 			*in = Info{TagLen: 1, Port: uint16(mem[e-1] & 3)}
 			f.Len, f.Tail = l-1, tl+1
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -172,7 +169,7 @@ func allSlowEncode(_ []byte, _ []frame.Frame, rs []Reason, _ Dest, _ *codec) { m
 // markSlow hands every frame to the per-frame code (a Dest the fast loops do not cover).
 func markSlow(rs []Reason) {
 	for i := range rs {
-		rs[i] = reasonSlow
+		slow(&rs[i])
 	}
 }
 
@@ -246,14 +243,14 @@ func (c *codec) EncodeBatch(b *frame.Batch, d Dest, rs []Reason) int {
 
 // The encode loops. Each tags the frames it can as the per-frame encoder would and marks the others
 // reasonSlow (rs is cleared before); tw is the tag's little-endian image. They walk the
-// descriptors by byte offset and bounds-check once per frame as the decode loops do.
+// descriptors and bounds-check once per frame as the decode loops do.
 
 // frames is walk without Infos.
-func frames(fr []frame.Frame, rs []Reason) (fb, rb unsafe.Pointer, end uintptr) {
+func frames(fr []frame.Frame, rs []Reason) (fb, rb unsafe.Pointer) {
 	if len(rs) < len(fr) {
 		panic(errShortResults)
 	}
-	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(rs)), uintptr(len(fr)) * frameSize
+	return unsafe.Pointer(unsafe.SliceData(fr)), unsafe.Pointer(unsafe.SliceData(rs))
 }
 
 // encNoneAll is encode for "none" (nothing to write) and for a Dest that failed checkDest
@@ -284,10 +281,9 @@ func encNoneAll(fr []frame.Frame, rs []Reason, bad Reason) int {
 //
 //go:noinline
 func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uint16) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+12 : o+12]
@@ -297,7 +293,7 @@ func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uin
 			setLenHead(f, lh-4<<16+4)
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -305,10 +301,9 @@ func encSA4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uin
 //
 //go:noinline
 func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem))
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if int(lh>>16) >= n && uint16(lh) >= minFrame && int(uint16(lh)) <= 0xffff-n && o >= 4 && o <= lim {
 			if n == 2 {
@@ -320,7 +315,7 @@ func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int)
 			setLenHead(f, lh-uint32(n)<<16+uint32(n))
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -329,10 +324,9 @@ func encPrefixBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, n int)
 //
 //go:noinline
 func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint32) {
-	fb, rb, end := frames(fr, rs)
 	lim, limDA := int64(len(mem))-1, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= 60 && tl >= 1 && l <= 0xffff-1 && e <= lim && o <= limDA {
 			v := t
@@ -343,6 +337,6 @@ func encTail1Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint32) {
 			f.Len, f.Tail = l+1, tl-1
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }

@@ -122,12 +122,15 @@
 //     FuzzX target in fuzz_test.go with its seed corpus (DSA_WRITE_SEEDS=1 go test -run
 //     TestWriteFuzzSeeds). TestVectorsCoverAllTaggers and TestFuzzTargetsCoverAllTaggers fail until
 //     they exist.
-//  4. For speed, optionally: a one-frame batch loop decXBatch (and encXBatch) in the form
-//     internal/unroll accepts (see batch.go), set as decodeBatch (encodeBatch) in the format, whose
-//     four-frame copy go generate ./dsa writes to batch_x4.go; and a Tagger type embedding codec
-//     with Decode and Encode fast paths that fall back to decodeSlow and encodeSlow. The
-//     differential tests (TestBatchMatchesPerFrame, TestFastMatchesGeneral, the fuzz targets)
-//     hold them to the general code.
+//  4. For speed, optionally: a one-frame batch loop decXBatch (and encXBatch) in the form the
+//     module's internal/unroll accepts (its package doc; for i := range fr, the frame as &fr[i],
+//     its Info as &ins[i], a frame left to the general code as slow(&rs[i]), no jump but
+//     continue), and its four-frame copy decXBatchx4, which go generate ./dsa writes to
+//     batch_x4.go, set as decodeBatch (encodeBatch) in the format; the pair in
+//     TestLoopsEqualUnrolled (unroll_test.go), which fails until it is there; and a Tagger type
+//     embedding codec with Decode and Encode fast paths that fall back to decodeSlow and
+//     encodeSlow. The differential tests (TestBatchMatchesPerFrame, TestFastMatchesGeneral, the
+//     fuzz targets) hold them to the general code.
 //  5. Add its row to the table above.
 //
 // # Fuzzing

@@ -125,13 +125,12 @@ func dec8021Q(c *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, c *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
 	want := uint32(bswap16(c.tpid)) | 0x0c<<16
 	tab := q8021HeadP
 	_ = *tab // one nil check, before the loop
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if (uint64(lh)+4<<16-(minFrame+4))&^0x7fff7fff == 0 && o <= lim { // see lenHead4
 			h := mem[o : o+16 : o+16]
@@ -149,7 +148,7 @@ func dec8021QBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, c *cod
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

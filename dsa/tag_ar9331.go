@@ -3,7 +3,6 @@ package dsa
 import (
 	"encoding/binary"
 	"math/bits"
-	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -92,10 +91,9 @@ func decAR9331(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decAR9331Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 2
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 			if t := le.Uint16(mem[o : o+2 : o+2]); t&0xc040 == 0x4000 {
@@ -105,7 +103,7 @@ func decAR9331Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *co
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

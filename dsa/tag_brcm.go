@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -122,10 +120,9 @@ func decBrcmPrepend(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
@@ -137,7 +134,7 @@ func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *code
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -145,10 +142,9 @@ func decBrcmBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *code
 //
 //go:noinline
 func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 4
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+4 : o+4]
@@ -159,7 +155,7 @@ func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, 
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -171,10 +167,9 @@ func decBrcmPrependBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, 
 //
 //go:noinline
 func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 68
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
 			h := mem[o-4 : o+68 : o+68]
 			if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
@@ -193,7 +188,7 @@ func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -201,10 +196,9 @@ func encBrcmBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encBrcmPrependBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 68
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		if o, lh := int64(f.Off), lenHead(f); lh >= 4<<16 && o >= 4 && o <= lim {
 			h := mem[o-4 : o+68 : o+68]
 			if l, tl := uint16(lh), f.Tail; l-60 < 4 && tl >= 4 {
@@ -221,7 +215,7 @@ func encBrcmPrependBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -75,10 +73,9 @@ func decGSWIP(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decGSWIPBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 8
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+8 : o+8]
@@ -87,7 +84,7 @@ func decGSWIPBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *cod
 			setLenHead(f, lh+8<<16-8)
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

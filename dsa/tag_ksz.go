@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -216,10 +214,9 @@ func decKSZ9477(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= minFrame+1 && tl < 0xffff && e <= lim {
 			if t := mem[e-1]; t&0x80 == 0 {
@@ -228,7 +225,7 @@ func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -236,10 +233,9 @@ func decKSZBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 //
 //go:noinline
 func encTail2Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint16) {
-	fb, rb, end := frames(fr, rs)
 	lim, limDA := int64(len(mem))-2, int64(len(mem))-8 // o <= limDA follows from e <= lim, for the prover
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= 60 && tl >= 2 && l <= 0xffff-2 && e <= lim && o <= limDA {
 			v := t
@@ -250,7 +246,7 @@ func encTail2Batch(mem []byte, fr []frame.Frame, rs []Reason, t, tll uint16) {
 			f.Len, f.Tail = l+2, tl-2
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

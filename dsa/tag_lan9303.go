@@ -2,7 +2,6 @@ package dsa
 
 import (
 	"math/bits"
-	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -120,10 +119,9 @@ func decLAN9303(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
@@ -135,7 +133,7 @@ func decLAN9303Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *c
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

@@ -3,7 +3,6 @@ package dsa
 import (
 	"encoding/binary"
 	"math/bits"
-	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -289,10 +288,9 @@ func encEDSA(mem []byte, f *frame.Frame, d Dest) Reason {
 //
 //go:noinline
 func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
@@ -304,7 +302,7 @@ func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -312,10 +310,9 @@ func decDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 //
 //go:noinline
 func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 20
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+20 : o+20]
@@ -328,7 +325,7 @@ func decEDSABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *code
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -355,10 +352,9 @@ func encodeEDSA(mem []byte, fr []frame.Frame, rs []Reason, d Dest, _ *codec) {
 //
 //go:noinline
 func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+14 : o+14]
@@ -370,7 +366,7 @@ func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -378,10 +374,9 @@ func encDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
 //
 //go:noinline
 func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if f.Flags&frame.FlagVLAN == 0 && lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
 			q := mem[o-8 : o+14 : o+14]
@@ -393,7 +388,7 @@ func encEDSABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

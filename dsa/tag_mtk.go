@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -108,10 +106,9 @@ func decMTK(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
@@ -121,7 +118,7 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 			setLenHead(f, lh+4<<16-4)
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -131,10 +128,9 @@ func decMTKBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 //
 //go:noinline
 func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uint16) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 14
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if f.Flags&frame.FlagVLAN == 0 && lh >= 4<<16 && uint16(lh) >= short && uint16(lh) <= 0xffff-4 && o >= 4 && o <= lim {
 			q := mem[o-4 : o+14 : o+14]
@@ -146,7 +142,7 @@ func encMTKBatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32, short uin
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

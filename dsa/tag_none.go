@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -37,13 +35,12 @@ func decNone(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decNoneBatch(_ []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		if (*frame.Frame)(unsafe.Add(fb, p)).Len >= minFrame {
-			*(*Info)(unsafe.Add(ib, q)) = Info{}
+	for i := range fr {
+		if fr[i].Len >= minFrame {
+			ins[i] = Info{}
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -75,10 +73,9 @@ func decQCA(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 14
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+2 && lh < (0x10000-2)<<16 && o <= lim {
 			h := mem[o : o+14 : o+14]
@@ -91,7 +88,7 @@ func decQCABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -111,10 +108,9 @@ var qcaRx = func() (t [1024]uint8) {
 //
 //go:noinline
 func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if lh >= 2<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-2 && o >= 2 && o <= lim {
 			q := mem[o-2 : o+12 : o+12]
@@ -124,7 +120,7 @@ func encQCABatch(mem []byte, fr []frame.Frame, rs []Reason, tw uint16) {
 			setLenHead(f, lh-2<<16+2)
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

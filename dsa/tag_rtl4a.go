@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -80,10 +78,9 @@ func decRTL4A(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 16
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+4 && lh < (0x10000-4)<<16 && o <= lim {
 			h := mem[o : o+16 : o+16]
@@ -95,7 +92,7 @@ func decRTL4ABatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *cod
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

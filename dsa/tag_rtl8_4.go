@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -136,10 +134,9 @@ func decRTL84T(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem)) - 20
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if uint16(lh) >= minFrame+8 && lh < (0x10000-8)<<16 && o <= lim {
 			h := mem[o : o+20 : o+20]
@@ -151,7 +148,7 @@ func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *cod
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -159,10 +156,9 @@ func decRTL84Batch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *cod
 //
 //go:noinline
 func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= minFrame+8 && tl <= 0xffff-8 && e <= lim {
 			w := le.Uint64(mem[e-8 : e : e])
@@ -172,7 +168,7 @@ func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *co
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -180,10 +176,9 @@ func decRTL84TBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *co
 //
 //go:noinline
 func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 12
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, lh := int64(f.Off), lenHead(f)
 		if lh >= 8<<16 && uint16(lh) >= minFrame && uint16(lh) <= 0xffff-8 && o >= 8 && o <= lim {
 			q := mem[o-8 : o+12 : o+12]
@@ -193,7 +188,7 @@ func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 			setLenHead(f, lh-8<<16+8)
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -201,17 +196,16 @@ func encRTL84Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
 //
 //go:noinline
 func encTail8Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint64) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 8
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= 60 && tl >= 8 && l <= 0xffff-8 && e <= lim {
 			le.PutUint64(mem[e:e+8:e+8], tw)
 			f.Len, f.Tail = l+8, tl-8
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

@@ -1,8 +1,6 @@
 package dsa
 
 import (
-	"unsafe"
-
 	"github.com/wirespeed/wirespeed/frame"
 )
 
@@ -90,10 +88,9 @@ func decTrailer(_ *codec, mem []byte, f *frame.Frame, in *Info) Reason {
 //
 //go:noinline
 func decTrailerBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *codec) {
-	fb, ib, rb, end := walk(fr, ins, rs)
 	lim := int64(len(mem))
-	for p, q := uintptr(0), uintptr(0); p < end; p, q = p+frameSize, q+infoSize {
-		f, in := (*frame.Frame)(unsafe.Add(fb, p)), (*Info)(unsafe.Add(ib, q))
+	for i := range fr {
+		f, in := &fr[i], &ins[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= minFrame+4 && tl <= 0xffff-4 && e <= lim {
 			if w := le.Uint32(mem[e-4 : e : e]); w&0xffeff8ff == 0x80 {
@@ -102,7 +99,7 @@ func decTrailerBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *c
 				continue
 			}
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 
@@ -110,17 +107,16 @@ func decTrailerBatch(mem []byte, fr []frame.Frame, ins []Info, rs []Reason, _ *c
 //
 //go:noinline
 func encTail4Batch(mem []byte, fr []frame.Frame, rs []Reason, tw uint32) {
-	fb, rb, end := frames(fr, rs)
 	lim := int64(len(mem)) - 4
-	for p := uintptr(0); p < end; p += frameSize {
-		f := (*frame.Frame)(unsafe.Add(fb, p))
+	for i := range fr {
+		f := &fr[i]
 		o, l, tl := int64(f.Off), f.Len, f.Tail
 		if e := o + int64(l); l >= 60 && tl >= 4 && l <= 0xffff-4 && e <= lim {
 			le.PutUint32(mem[e:e+4:e+4], tw)
 			f.Len, f.Tail = l+4, tl-4
 			continue
 		}
-		slow(rb, p)
+		slow(&rs[i])
 	}
 }
 

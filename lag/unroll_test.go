@@ -2,27 +2,24 @@ package lag
 
 import (
 	"bytes"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"testing"
 	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
-	"github.com/wirespeed/wirespeed/lag/internal/unroll"
+	"github.com/wirespeed/wirespeed/internal/unroll"
 )
 
 // TestUnrolled: xor_unrolled.go is what internal/unroll makes of xor.go (go generate ./lag rewrites
 // it).
 func TestUnrolled(t *testing.T) {
-	src, err := os.ReadFile("xor.go")
+	want, err := unroll.Lag.Generate(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := unroll.Unrolled(src, unroll.Loops, unroll.Factor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("xor_unrolled.go")
+	got, err := os.ReadFile(unroll.Lag.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +30,9 @@ func TestUnrolled(t *testing.T) {
 
 // TestLoopsEqualUnrolled: every batch loop of xor.go (the source of xor_unrolled.go, which only the
 // generator reads) chooses the same members and leaves the same frames as its unrolled form, on
-// batches of every length up to 64 (the remainders the generated functions run by the body once
-// included), some frames at the arena's end and with the adversarial templates' shapes.
+// batches of every length up to 64 (the most a loop takes: the rare set has 64 bits; every
+// remainder the generated functions run by the body once included), three batches of each, some
+// frames at the arena's end and with the adversarial templates' shapes.
 func TestLoopsEqualUnrolled(t *testing.T) {
 	st, stT := testSnapshot(53, false), testSnapshot(MaxMembers, true)
 	loops := []struct {
@@ -56,13 +54,32 @@ func TestLoopsEqualUnrolled(t *testing.T) {
 		{"xorE23", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorE23(st.mp, st.ds, &st.members, m, f, o) }, xorE23x4, st},
 		{"xorE23Table", func(m []byte, f []frame.Frame, o []uint8) uint64 { return xorE23Table(stT.table, m, f, o) }, xorE23Tablex4, stT},
 	}
-	if len(loops) != len(unroll.Loops) {
-		t.Fatalf("%d loops here, %d generated", len(loops), len(unroll.Loops))
+	srcs, err := unroll.Lag.Sources(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, names, err := unroll.Lag.Loops(srcs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, l := range loops {
+		have[l.name] = true
+	}
+	for _, n := range names {
+		if !have[n] {
+			t.Errorf("loop %s not tested here", n)
+		}
+	}
+	if len(loops) != len(names) {
+		t.Fatalf("%d loops here, %d generated", len(loops), len(names))
 	}
 	r := rand.New(rand.NewPCG(41, 42))
 	tpl := adversarialTemplates()
 	const slot = 256
-	for n := 0; n <= 64; n++ {
+	chosen, left := make([]int, len(loops)), make([]int, len(loops))
+	for k := range 3 * 65 {
+		n := k % 65
 		b := &frame.Batch{Mem: make([]byte, n*slot+64), Frames: make([]frame.Frame, n)}
 		for i := range b.Frames {
 			sf := genFrame(r)
@@ -82,7 +99,7 @@ func TestLoopsEqualUnrolled(t *testing.T) {
 				b.Frames[i].Flags |= frame.FlagVLAN
 			}
 		}
-		for _, l := range loops {
+		for j, l := range loops {
 			want, got := make([]uint8, n+1), make([]uint8, n+1)
 			for i := range want {
 				want[i], got[i] = 0xee, 0xee
@@ -92,6 +109,13 @@ func TestLoopsEqualUnrolled(t *testing.T) {
 			if wr != gr || !bytes.Equal(want, got) {
 				t.Fatalf("%s, %d frames: rare %#x out % x, unrolled rare %#x out % x", l.name, n, wr, want, gr, got)
 			}
+			left[j] += bits.OnesCount64(wr)
+			chosen[j] += n - bits.OnesCount64(wr)
+		}
+	}
+	for j, l := range loops {
+		if chosen[j] == 0 || left[j] == 0 {
+			t.Errorf("%s: %d frames chosen in the loop, %d left to the general path: want both", l.name, chosen[j], left[j])
 		}
 	}
 }

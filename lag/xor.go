@@ -29,10 +29,12 @@ import (
 // path (hashFrame): keeping the call out of the loop keeps the loop's state in registers.
 //
 // How the loops are written, each point chosen by instructions per frame (bench/notes/lag.md):
-//   - They walk the descriptors by one pointer from the last frame down (f = &fr[i] by pointer,
-//     out[i] by the out base + i): a decrement, an add and the loop test per frame, and one
-//     register fewer than a base and an offset (with one more, the compiler spilled the window
-//     limit). The order does not matter.
+//   - They are written in internal/unroll's form (for i := range fr, the frame as &fr[i], the
+//     member as out[i], the frame's rare bit as 1 << (i & 63)), which its backward walk turns into
+//     one pointer from the last frame down (f = &fr[i] by pointer, out[i] by the out base + i):
+//     one register fewer than a base and an offset (with one more, the compiler spilled the window
+//     limit). The order does not matter. Each returns for an empty batch before the table's nil
+//     check (_ = u[0]), as the unrolled copies' own empty-batch check would come after it.
 //   - Each frame's header window is checked once against lim = len(mem) - window, and the window
 //     sliced with a constant length, so the compiler drops its own bounds checks.
 //   - They compare wide little-endian loads with constants and XOR the hashed words from memory.
@@ -46,17 +48,18 @@ import (
 //     algebraically.
 //
 // Select (and xor64, for the chunks of a larger batch) runs every loop in its unrolled form
-// (xor_unrolled.go, generated from the loops here by internal/unroll: go generate ./lag), called
-// through xorLoops: the last len % 4 frames by the body once, then four copies of the body per
-// iteration (a quarter of the loop's decrement, add and test per frame), in one function that
-// calls nothing. The loops here are the source the generator reads (TestLoopsEqualUnrolled
-// compares them with their unrolled forms).
+// (xor_unrolled.go, generated from the loops here by the module's internal/unroll: go generate
+// ./lag), called through xorLoops: the last len % 4 frames by the body once, then four copies of
+// the body per iteration (a quarter of the loop's decrement, add and test per frame), in one
+// function that calls nothing and takes the loop's constants from the snapshot
+// (internal/unroll's Lag). The loops here are the source the generator reads
+// (TestLoopsEqualUnrolled compares them with their unrolled forms).
 //
 // TestSelectEqualsGeneral, TestSelectEqualsGeneralAdversarial and FuzzSelect check every loop
 // against the general path (which TestHashMatchesOracle and FuzzHash check against the naive
 // transcription of the kernel).
 
-//go:generate go run ./internal/unroll/gen
+//go:generate go run ../internal/unroll/gen lag
 
 // Little-endian views of network-order values, so that a 2- or 4-byte load compares with a constant.
 const (
@@ -248,65 +251,53 @@ func l2Plain(w *[l2Win]byte) uint32 {
 
 // xorL2 is layer2: dst[5] ^ src[5] ^ EtherType.
 func xorL2(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = u[0]
 	if len(mem) < l2Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l2Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = u[0]
+	lim := int64(len(mem)) - l2Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else {
 			w := (*[l2Win]byte)(mem[o : o+l2Win])
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Tagged(w, f, et))
+				out[i] = pick(u, mp, ds, l2Tagged(w, f, et))
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, l2Plain(w))
+				out[i] = pick(u, mp, ds, l2Plain(w))
 			}
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
 
 func xorL2Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = t[0]
 	if len(mem) < l2Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l2Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = t[0]
+	lim := int64(len(mem)) - l2Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else {
 			w := (*[l2Win]byte)(mem[o : o+l2Win])
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == vlanLE || et == qinqLE {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Tagged(w, f, et))]
+				out[i] = t[bucket16(l2Tagged(w, f, et))]
 			} else {
-				*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(l2Plain(w))]
+				out[i] = t[bucket16(l2Plain(w))]
 			}
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -341,59 +332,47 @@ func srcMACTCI(w *[l2Win]byte, f *frame.Frame) uint32 {
 // xorSrcMAC is vlan+srcmac: TCI ^ src[0:3] ^ src[3:6], chosen by pick8 on the swapped word (the
 // TCI XORed in above its junk byte).
 func xorSrcMAC(m8, ds8 uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = u[0]
 	if len(mem) < l2Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l2Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = u[0]
+	lim := int64(len(mem)) - l2Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
+			out[i] = pick8(u, m8, ds8, srcMACSwapped(w)^srcMACTCI(w, f)<<8)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = pick8(u, m8, ds8, srcMACSwapped(w))
+			out[i] = pick8(u, m8, ds8, srcMACSwapped(w))
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
 
 func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = t[0]
 	if len(mem) < l2Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l2Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = t[0]
+	lim := int64(len(mem)) - l2Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < frame.EtherLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l2Win]byte)(mem[o : o+l2Win]); f.Flags&frame.FlagVLAN != 0 || binary.LittleEndian.Uint16(w[12:14]) == vlanLE || binary.LittleEndian.Uint16(w[12:14]) == qinqLE {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
+			out[i] = t[bucket16((srcMACBucket(w)^srcMACTCI(w, f))&0xffff)]
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket16(srcMACBucket(w)&0xffff)]
+			out[i] = t[bucket16(srcMACBucket(w)&0xffff)]
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -405,37 +384,35 @@ func xorSrcMACTable(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8
 
 // xorL34 is layer3+4 and encap3+4: fold(ports ^ src ^ dst) >> 1.
 func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = uh[0]
 	if len(mem) < l3Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l3Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = uh[0]
+	lim := int64(len(mem)) - l3Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
+					out[i] = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58])))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-						*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
+						out[i] = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42])))
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
+					out[i] = pickHalf(uh, mh, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62])))
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -445,48 +422,42 @@ func xorL34(mh, ds uint64, uh *[256]uint8, mem []byte, fr []frame.Frame, out []u
 		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
+			out[i] = pickHalf(uh, mh, ds, ipFold(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])))
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
 
 func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = t[0]
 	if len(mem) < l3Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l3Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = t[0]
+	lim := int64(len(mem)) - l3Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < l3MinLen || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 				if frameLen(f) >= 14+44 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
+					out[i] = t[bucket34(v6Addrs((*[48]byte)(w[14:62]))^binary.LittleEndian.Uint32(w[54:58]))]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if x := binary.LittleEndian.Uint32(w[24:28]) & v4FragProto; (x == v4TCP || x == v4UDP) && frameLen(f) >= 18+24 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
+						out[i] = t[bucket34(binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^binary.LittleEndian.Uint32(w[38:42]))]
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+44 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
+					out[i] = t[bucket34(v6Addrs((*[48]byte)(w[18:66]))^binary.LittleEndian.Uint32(w[58:62]))]
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -496,12 +467,8 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		} else if x := binary.LittleEndian.Uint32(w[20:24]) & v4FragProto; x != v4TCP && x != v4UDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
+			out[i] = t[bucket34(binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38]))]
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -520,37 +487,35 @@ func xorL34Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 // straight path's 2-byte one costs registers) and folds it apart (the
 // fold is linear), a constant the compiler computes.
 func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = u[0]
 	if len(mem) < l3Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l3Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = u[0]
+	lim := int64(len(mem)) - l3Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < 14+20 || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
 			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
 				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					out[i] = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
+						out[i] = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					out[i] = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -560,48 +525,42 @@ func xorL23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		} else if p := w[23]; p != protoTCP && p != protoUDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+			out[i] = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
 
 func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = t[0]
 	if len(mem) < l3Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l3Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = t[0]
+	lim := int64(len(mem)) - l3Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < 14+20 || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint16(w[12:14]) != v4LE {
 			if et := uint16(binary.LittleEndian.Uint32(w[12:16])); et == v6LE {
 				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					out[i] = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint16(w[16:18]) == v4LE {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+						out[i] = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					out[i] = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -611,12 +570,8 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		} else if p := w[23]; p != protoTCP && p != protoUDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			out[i] = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
@@ -627,37 +582,35 @@ func xorL23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 // are not tunnels, and encap2+3 does not hash ports), and IPv6 whose next header is TCP or UDP;
 // each needs its addresses in the frame only.
 func xorE23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = u[0]
 	if len(mem) < l3Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l3Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = u[0]
+	lim := int64(len(mem)) - l3Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < 14+20 || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					out[i] = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
+						out[i] = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^ipFold(ethIPv4))
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
+					out[i] = pick(u, mp, ds, ipFold(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^ipFold(ethIPv6))
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -667,48 +620,42 @@ func xorE23(mp, ds uint64, u *[256]uint8, mem []byte, fr []frame.Frame, out []ui
 		} else if p := w[23]; p != protoTCP && p != protoUDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
+			out[i] = pick(u, mp, ds, ipFold(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13]))))
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
 
 func xorE23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (rare uint64) {
-	out = out[:len(fr)]
-	_ = t[0]
 	if len(mem) < l3Win {
 		return ^uint64(0) >> (64 - len(fr))
 	}
-	lim := int64(len(mem)) - l3Win
 	if len(fr) == 0 {
 		return 0
 	}
-	fp, ob := unsafe.Pointer(&fr[len(fr)-1]), unsafe.Pointer(unsafe.SliceData(out))
-	for i := len(fr) - 1; ; i-- {
-		f := (*frame.Frame)(fp) // &fr[i]
+	_ = t[0]
+	lim := int64(len(mem)) - l3Win
+	for i := range fr {
+		f := &fr[i]
 		o := int64(f.Off)
 		if f.Len < 14+20 || o > lim {
 			rare |= 1 << (i & 63)
 		} else if w := (*[l3Win]byte)(mem[o : o+l3Win]); binary.LittleEndian.Uint32(w[12:16])&0xffffff != v4Head {
 			if et := binary.LittleEndian.Uint16(w[12:14]); et == v6LE {
 				if frameLen(f) >= 14+40 && (w[20] == protoTCP || w[20] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					out[i] = t[bucket23(v6Addrs((*[48]byte)(w[14:62]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
 			} else if (et == vlanLE || et == qinqLE) && f.Flags&frame.FlagVLAN == 0 {
 				if binary.LittleEndian.Uint32(w[16:20])&0xffffff == v4Head {
 					if p := w[27]; (p == protoTCP || p == protoUDP) && frameLen(f) >= 18+20 {
-						*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
+						out[i] = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[30:34])^binary.LittleEndian.Uint32(w[34:38])^uint32(w[11]))^bucket23(ethIPv4)]
 					} else {
 						rare |= 1 << (i & 63)
 					}
 				} else if binary.LittleEndian.Uint16(w[16:18]) == v6LE && frameLen(f) >= 18+40 && (w[24] == protoTCP || w[24] == protoUDP) {
-					*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
+					out[i] = t[bucket23(v6Addrs((*[48]byte)(w[18:66]))^macLow((*[12]byte)(w[:12])))^bucket23(ethIPv6)]
 				} else {
 					rare |= 1 << (i & 63)
 				}
@@ -718,12 +665,8 @@ func xorE23Table(t *[Buckets]uint8, mem []byte, fr []frame.Frame, out []uint8) (
 		} else if p := w[23]; p != protoTCP && p != protoUDP {
 			rare |= 1 << (i & 63)
 		} else {
-			*(*uint8)(unsafe.Add(ob, i)) = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
+			out[i] = t[bucket23(uint32(w[5])^binary.LittleEndian.Uint32(w[26:30])^binary.LittleEndian.Uint32(w[30:34])^uint32(binary.LittleEndian.Uint16(w[11:13])))]
 		}
-		if i == 0 {
-			break
-		}
-		fp = unsafe.Add(fp, -int(frameSize))
 	}
 	return rare
 }
