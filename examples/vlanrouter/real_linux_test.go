@@ -30,12 +30,19 @@ import (
 // the other side rewritten (TTL, the MACs the router resolved by ARP, VLAN tag), that the upstream
 // host's `ip neigh` has the router REACHABLE and the router's table the gateway and the hosts, and
 // that the router's counters add up.
-func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2) }
+func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2, 0) }
 
 // TestRealAFXDP is the same on AF_XDP (one worker: a veth has one queue).
-func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1) }
+func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1, 0) }
 
-func testReal(t *testing.T, backend app.Backend, workers int) {
+// TestRealAFPacketPipeline is TestRealAFPacket with -pipeline: the 2 workers route and hand their
+// frames (which point into their own sockets' rings) to 2 transmit workers, one per interface,
+// which send them and release them to the rings they came from.
+func TestRealAFPacketPipeline(t *testing.T) { testReal(t, app.AFPacket, 2, 2) }
+
+// testReal runs the test with backend and workers; txWorkers > 0: -pipeline with that many
+// transmit workers.
+func testReal(t *testing.T, backend app.Backend, workers, txWorkers int) {
 	nettest.RequirePriv(t)
 	if _, err := exec.LookPath("ping"); err != nil {
 		if os.Getenv("WIRESPEED_REQUIRE_PRIV") == "1" {
@@ -74,6 +81,9 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 
 	cfg := defaultConfig()
 	cfg.Backend, cfg.Trunk, cfg.Uplink, cfg.Workers, cfg.Interval = backend, trunk, uplink, workers, time.Hour
+	if txWorkers > 0 {
+		cfg.Pipeline, cfg.TxWorkers = true, txWorkers
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
@@ -195,6 +205,9 @@ func testReal(t *testing.T, backend app.Backend, workers int) {
 	}
 	if tally.Forwarded < 2*perSide || tally.Neigh == nil || tally.Neigh.Failed != 0 {
 		t.Errorf("router forwarded %d, want at least %d; neighbours %+v", tally.Forwarded, 2*perSide, tally.Neigh)
+	}
+	if p := tally.Pipeline; (p != nil) != (txWorkers > 0) || p != nil && (p.Taken != tally.Forwarded || p.TxQueue.Sent != tally.Tx || p.Released() != 0) {
+		t.Errorf("pipeline with %d transmit workers: %+v; tally %+v", txWorkers, p, tally)
 	}
 	for _, want := range []string{
 		"192.0.2.2 dev " + uplink + " lladdr " + trunkgen.GatewayMAC.String() + " ",
