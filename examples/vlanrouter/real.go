@@ -94,9 +94,10 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); router.FlushEvery(wctx, time.Millisecond) }() // the hosts' routes
-	errs := make([]app.PortErrors, len(ports.ByWorker), len(ports.ByWorker)+cfg.TxWorkers) // the receive workers', then the transmit workers'
+	// The errors of every worker's port calls: the receive workers', then the transmit workers'.
+	errs := make([]app.PortErrors, len(ports.ByWorker))
 	if pipe != nil {
-		errs = errs[:cap(errs)]
+		errs = make([]app.PortErrors, len(ports.ByWorker)+cfg.TxWorkers)
 	}
 	for i, wp := range byWorker {
 		w := router.NewWorker(cfg.Batch)

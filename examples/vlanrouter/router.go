@@ -14,6 +14,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/ops"
+	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -135,6 +136,7 @@ func (cfg Config) workerMode(rx int) string {
 type Result struct {
 	trunkgen.Result
 	Pipeline *app.PipelineStats // nil: run to completion
+	Ifaces   []vlan.Counters    // each interface's counters (by ID) at the end
 }
 
 // Balanced reports whether every frame is accounted for (trunkgen.Result.Balanced) and the
@@ -265,6 +267,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.TxDropped += s.TxDropped
 	}
 	r.AddRouter(t.router, t.res, t.pool.InUse())
+	for id := range t.names {
+		r.Ifaces = append(r.Ifaces, t.router.IfaceStats(uint16(id)))
+	}
 	extra := []string{rate}
 	if pipe != nil {
 		ps := pipe.Stats()
