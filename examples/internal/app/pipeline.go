@@ -21,9 +21,12 @@ import (
 // whatever the number of receive workers: the case of a transmit queue owned by another worker.
 //
 // The rings are one ring.FanIn per transmit worker, with one SPSC ring per receive worker, so no
-// two goroutines ever write the same ring. A ring item is a frame descriptor and the number of its
-// arena (its batch's Mem and Owner, registered the first time a receive worker hands over a batch
-// of it), so frames of any back-end cross without a copy and go back to their own owner: the
+// two goroutines ever write the same ring. A ring item is the frame descriptor itself, its Out set
+// to the port's egress in the transmit worker's TxQueue and its Meta to the number of its arena
+// (its batch's Mem and Owner, registered the first time a receive worker hands over a batch of
+// it). The receive worker writes the descriptors into the ring's slots (Reserve, Commit) and the
+// transmit worker routes them from there into its TxQueue (Peek, Release), so frames of any
+// back-end cross with one descriptor copy each way and go back to their own owner: the
 // transmit worker's ports release what they sent, refused or were not given, from the transmit
 // worker's goroutine. Every owner the examples' back-ends use takes frames back from any
 // goroutine: frame.Pool (a mutex per batch), afpacket.Port (an atomic per ring block) and
@@ -99,11 +102,11 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 	p := &Pipeline{batch: cfg.Batch, owner: make([]int, len(cfg.TxPorts)), egress: make([]uint16, len(cfg.TxPorts))}
 	p.arenas.tab = make([]arena, maxArenas)
 	for t := 0; t < cfg.TxWorkers; t++ {
-		fan, err := ring.NewFanIn[handoff](cfg.RxWorkers, cfg.Ring, &ring.Config{Spin: cfg.Spin})
+		fan, err := ring.NewFanIn[frame.Frame](cfg.RxWorkers, cfg.Ring, &ring.Config{Spin: cfg.Spin})
 		if err != nil {
 			return nil, err
 		}
-		tx := &pipeTx{p: p, fan: fan, q: xmit.NewTxQueue(cfg.Batch), b: frame.NewBatch(cfg.Batch)}
+		tx := &pipeTx{p: p, fan: fan, q: xmit.NewTxQueue(cfg.Batch), b: new(frame.Batch)}
 		p.tx = append(p.tx, tx)
 	}
 	sends := make([]xmit.Port, len(cfg.TxPorts))
@@ -139,12 +142,6 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		p.rx = append(p.rx, rx)
 	}
 	return p, nil
-}
-
-// handoff is a ring item: a frame and the number of its arena in the pipeline's table.
-type handoff struct {
-	f     frame.Frame
-	arena uint32
 }
 
 // arena is a batch's memory and owner.
@@ -187,7 +184,7 @@ func sameArena(a, b arena) bool {
 // has numbered, and its counters (written by its goroutine only, published once per batch).
 type pipeRx struct {
 	p     *Pipeline
-	rings []*ring.SPSC[handoff] // by transmit worker
+	rings []*ring.SPSC[frame.Frame] // by transmit worker
 	known []arenaID             // the arenas this worker has handed frames of, most recent first
 
 	handed, ringFull, noArena uint64
@@ -217,8 +214,9 @@ func (rx *pipeRx) arenaOf(b *frame.Batch) (uint32, bool) {
 }
 
 // send is what a receive worker's port p does with a batch it is to send: it puts every frame on
-// the ring of p's transmit worker, Frame.Out set to p's egress in that worker's TxQueue, and
-// releases and counts those the ring has no room for. b is left empty.
+// the ring of p's transmit worker, Frame.Out set to p's egress in that worker's TxQueue and
+// Frame.Meta to its arena's number, and releases and counts those the ring has no room for. b is
+// left empty.
 func (rx *pipeRx) send(port int, b *frame.Batch) int {
 	fr := b.Frames
 	n := len(fr)
@@ -241,9 +239,11 @@ func (rx *pipeRx) send(port int, b *frame.Batch) int {
 		if len(s) == 0 {
 			break
 		}
-		for i := range s {
-			s[i] = handoff{f: fr[put+i], arena: id}
-			s[i].f.Out = out
+		src := fr[put : put+len(s)]
+		for i := range src {
+			f := &s[i]
+			*f = src[i]
+			f.Out, f.Meta = out, id
 		}
 		r.Commit(len(s))
 		put += len(s)
@@ -312,9 +312,9 @@ func (p *Pipeline) CloseRx(r int) {
 // ports it owns, and its counters (written by its goroutine only).
 type pipeTx struct {
 	p      *Pipeline
-	fan    *ring.FanIn[handoff]
+	fan    *ring.FanIn[frame.Frame]
 	q      *xmit.TxQueue
-	b      *frame.Batch // a run of one arena's frames, on its way into q
+	b      *frame.Batch // a run of one arena's frames, in the ring's slots, on its way into q
 	errs   PortErrors   // its ports' Send errors
 	taken  uint64
 	_      [64]byte
@@ -358,20 +358,24 @@ func (tx *pipeTx) poll() int {
 	return len(s)
 }
 
-// take routes the items s (a Peek's) into the TxQueue, one run of frames of one arena at a time,
-// and releases them from the ring.
-func (tx *pipeTx) take(s []handoff) {
+// take routes the frames s (a Peek's, in the ring's slots) into the TxQueue, one run of frames of
+// one arena at a time, and releases them from the ring. Route copies each descriptor into its
+// egress's pending batch (and, for frames it cannot route, compacts them in place: the ring's
+// consumer may modify what it peeked).
+func (tx *pipeTx) take(s []frame.Frame) {
 	b, tab := tx.b, tx.p.arenas.tab
 	for i := 0; i < len(s); {
-		id := s[i].arena
-		a := &tab[id]
-		b.Frames = b.Frames[:0]
-		b.Mem, b.Owner = a.mem, a.owner
-		for ; i < len(s) && s[i].arena == id; i++ {
-			b.Frames = append(b.Frames, s[i].f) // len(s) <= batch = cap
+		id := s[i].Meta
+		j := i + 1
+		for j < len(s) && s[j].Meta == id {
+			j++
 		}
+		a := &tab[id]
+		b.Frames, b.Mem, b.Owner = s[i:j:j], a.mem, a.owner
 		tx.q.Route(b)
+		i = j
 	}
+	b.Frames = nil
 	tx.fan.Release(len(s))
 	tx.taken += uint64(len(s))
 }

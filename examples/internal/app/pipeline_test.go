@@ -265,3 +265,50 @@ func TestPipelineConfigErrors(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkHandoff is one batch of 64 frames through twoPortRouter (port 0 to port 1) on one
+// goroutine: mode=direct sends the routed batch on the port (run to completion), mode=pipeline
+// hands it to the ring and drains it into the transmit worker's TxQueue, which sends it. Each op
+// also refills port 0 and empties port 1's far end, the same in both modes, so the difference
+// between the modes is what the handoff and the drain add per frame (instructions, under
+// callgrind: bench/scripts/irper.sh); it does not measure crossing cores.
+func BenchmarkHandoff(b *testing.B) {
+	for _, mode := range []string{"direct", "pipeline"} {
+		b.Run("mode="+mode, func(b *testing.B) {
+			pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 1024})
+			a0, far0 := xmit.Pipe(pool, nil)
+			a1, far1 := xmit.Pipe(pool, nil)
+			ports := []xmit.Port{a0, a1}
+			p, err := NewPipeline(PipelineConfig{RxWorkers: 1, TxPorts: ports, TxWorkers: 1, Batch: 64})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out := ports
+			if mode == "pipeline" {
+				out = p.RxPorts(0, ports)
+			}
+			tx := p.tx[0]
+			r := twoPortRouter(b)
+			w := r.NewWorker(64)
+			fill, in, sink := frame.NewBatch(64), frame.NewBatch(64), frame.NewBatch(64)
+			got := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				udpFrames(b, pool, fill, 64)
+				far0.Send(fill)
+				a0.Recv(in)
+				w.Forward(0, in, out)
+				if mode == "pipeline" {
+					for tx.poll() > 0 {
+					}
+					tx.flush()
+				}
+				got += drainPort(far1, sink, nil)
+			}
+			w.Flush()
+			if c := r.Counters(); got == 0 || c.Forwarded != uint64(got) {
+				b.Fatalf("forwarded %d, the far end received %d", c.Forwarded, got)
+			}
+		})
+	}
+}
