@@ -185,7 +185,7 @@ func sameArena(a, b arena) bool {
 type pipeRx struct {
 	p     *Pipeline
 	rings []*ring.SPSC[frame.Frame] // by transmit worker
-	known []arenaID             // the arenas this worker has handed frames of, most recent first
+	known []arenaID                 // the arenas this worker has handed frames of, most recent first
 
 	handed, ringFull, noArena uint64
 	_                         [64]byte
