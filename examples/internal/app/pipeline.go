@@ -25,12 +25,13 @@ import (
 // to the port's egress in the transmit worker's TxQueue and its Meta to the number of its arena
 // (its batch's Mem and Owner, registered the first time a receive worker hands over a batch of
 // it). The receive worker writes the descriptors into the ring's slots (Reserve, Commit) and the
-// transmit worker routes them from there into its TxQueue (Peek, Release), so frames of any
-// back-end cross with one descriptor copy each way and go back to their own owner: the
-// transmit worker's ports release what they sent, refused or were not given, from the transmit
-// worker's goroutine. Every owner the examples' back-ends use takes frames back from any
+// transmit worker routes them from there into its TxQueue (Peek, Release): a frame of any back-end
+// crosses as two copies of its 32-byte descriptor (into the ring, out of it into a pending batch),
+// its bytes stay where they are, and it goes back to its own owner: the transmit worker's ports
+// release what they sent or refused, from the transmit worker's goroutine. Every owner the examples' back-ends use takes frames back from any
 // goroutine: frame.Pool (a mutex per batch), afpacket.Port (an atomic per ring block) and
-// afxdp.UMEM (a mutex per batch). An AF_XDP socket sends frames of another UMEM by copying them
+// afxdp.UMEM (a mutex per batch); an owner must be a comparable value (those are pointers), as
+// arenas are told apart by their memory and owner. An AF_XDP socket sends frames of another UMEM by copying them
 // (counted in the port's TxCopied): with more than one receive worker, the frames of all but the
 // transmit port's own UMEM are copied once.
 //
@@ -185,7 +186,7 @@ func sameArena(a, b arena) bool {
 type pipeRx struct {
 	p     *Pipeline
 	rings []*ring.SPSC[frame.Frame] // by transmit worker
-	known []arenaID                 // the arenas this worker has handed frames of, most recent first
+	known []arenaID                 // the arenas this worker has handed frames of, in the order first seen
 
 	handed, ringFull, noArena uint64
 	_                         [64]byte
