@@ -182,6 +182,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	if cfg.Pipeline {
 		if pipe, err = app.NewPipeline(app.PipelineConfig{RxWorkers: 1, TxPorts: t.ports, TxWorkers: cfg.TxWorkers, Batch: cfg.Batch}); err != nil {
 			op.Close()
+			if pcap != nil {
+				pcap.Close()
+			}
 			return Result{}, err
 		}
 		rxPorts = pipe.RxPorts(0, t.ports)
