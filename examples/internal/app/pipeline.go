@@ -67,6 +67,9 @@ type PipelineConfig struct {
 	Spin      int // ring.Config.Spin of a transmit worker with nothing to do
 }
 
+// flushFull bounds the full bursts a transmit worker takes between two Flushes.
+const flushFull = 16
+
 // DefaultPipelineRing is a ring's size unless PipelineConfig.Ring says otherwise.
 const DefaultPipelineRing = 2048
 
@@ -325,18 +328,23 @@ type pipeTx struct {
 
 // Transmit runs transmit worker t: it takes the frames the receive workers hand over, in bursts,
 // into its TxQueue (which sends a port's batch as soon as it is full), flushes the queue whenever
-// a burst comes back short (the rings are caught up) and before it waits, and waits (parks) while
-// every ring is empty. It returns, after a last Flush, once every receive worker has called
-// CloseRx and the rings are empty, with the errors its ports' Send calls returned. Run it on its
-// own goroutine, one per transmit worker.
+// a burst comes back short (the rings are caught up), after flushFull full bursts in a row (so
+// that a quiet port's frames do not wait behind a busy one's) and before it waits, and waits
+// (parks) while every ring is empty. It returns, after a last Flush, once every receive worker has
+// called CloseRx and the rings are empty, with the errors its ports' Send calls returned. Run it
+// on its own goroutine, one per transmit worker.
 func (p *Pipeline) Transmit(t int) PortErrors {
 	tx := p.tx[t]
 	ctx := context.Background()
+	full := 0
 	for {
 		n := tx.poll()
 		if n == p.batch {
-			continue
+			if full++; full < flushFull {
+				continue
+			}
 		}
+		full = 0
 		tx.flush()
 		if n > 0 {
 			continue
