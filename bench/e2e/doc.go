@@ -52,6 +52,8 @@
 // rounds, each running every case once in turn; WIRESPEED_E2E_SECONDS (default 2) measured seconds
 // per run; WIRESPEED_E2E_CASES, comma-separated substrings of "/sender/napi/forwarder/" keys to run
 // a subset (e.g. "/xdp/softirq/"); WIRESPEED_E2E_TX_BATCH (default 64), frames per send call of the
-// transmit-only ceilings; WIRESPEED_E2E_OUT, a file to write the Markdown table to.
+// transmit-only ceilings; WIRESPEED_E2E_PIPELINE=1 adds vlanrouter -pipeline on both back-ends
+// (forwarders afpacket-pipeline, afxdp-pipeline: one receive and one transmit worker, on CPU 0 as
+// the rest); WIRESPEED_E2E_OUT, a file to write the Markdown table to.
 // Without root they skip (or fail under WIRESPEED_REQUIRE_PRIV=1, see internal/nettest).
 package e2e

@@ -223,8 +223,8 @@ type procRouter struct {
 	done  chan error
 }
 
-// newVLANRouter runs vlanrouter on backend with static next hops: the generator and the sink answer no ARP.
-// Extra arguments (-spin) follow the others.
+// newVLANRouter runs vlanrouter on backend with static next hops (the generator and the sink answer
+// no ARP) and the extra flags given.
 func newVLANRouter(bin, ns, backend, trunk, uplink string, extra ...string) *procRouter {
 	return &procRouter{ns: ns, ready: "worker(s)",
 		args: append([]string{bin, "-backend", backend, "-trunk", trunk, "-uplink", uplink, "-workers", "1", "-duration", "0", "-interval", "1h",
@@ -403,6 +403,14 @@ func TestE2E(t *testing.T) {
 	} else {
 		t.Log("dpdk-testpmd not found (Debian package dpdk): no testpmd rows")
 	}
+	// WIRESPEED_E2E_PIPELINE=1: vlanrouter -pipeline too (one receive and one transmit worker, both
+	// on CPU 0 like the rest of the router: the handoff's cost against run to completion).
+	if os.Getenv("WIRESPEED_E2E_PIPELINE") == "1" {
+		for _, b := range []string{"afpacket", "afxdp"} {
+			routers[b+"-pipeline"] = newVLANRouter(bin, tp.rtr.Name, b, tp.rout, tp.rin, "-pipeline")
+			forwarders = append(forwarders, b+"-pipeline")
+		}
+	}
 	var cases []caseKey
 	for _, s := range []gen.Engine{gen.EngineXDP, gen.EngineAFPacket} {
 		napis := []string{"softirq", "threaded"}
@@ -483,7 +491,7 @@ func TestE2E(t *testing.T) {
 		}
 		// The router's receiving veth needs NAPI for the XDP sender's frames: an XDP_PASS program
 		// unless AF_XDP attaches its own; with the sendmmsg sender it gets none (plain netif_rx).
-		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp" && c.fwd != "afxdp-spin" && c.fwd != "testpmd-afxdp"
+		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp" && c.fwd != "afxdp-spin" && c.fwd != "afxdp-pipeline" && c.fwd != "testpmd-afxdp"
 		if wantPass && tp.pass == nil {
 			l, err := attach(tp.rtr, tp.rin, 2)
 			if err != nil {
@@ -571,7 +579,8 @@ func TestE2E(t *testing.T) {
 		}
 		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP",
 			"afpacket-spin": "vlanrouter -spin, AF_PACKET", "afxdp-spin": "vlanrouter -spin, AF_XDP",
-			"afpacket-v2":   "vlanrouter, AF_PACKET TPACKET_V2",
+			"afpacket-v2":       "vlanrouter, AF_PACKET TPACKET_V2",
+			"afpacket-pipeline": "vlanrouter -pipeline, AF_PACKET", "afxdp-pipeline": "vlanrouter -pipeline, AF_XDP",
 			"testpmd-afxdp": "dpdk-testpmd mac, net_af_xdp", "testpmd-afpacket": "dpdk-testpmd mac, net_af_packet",
 			"tx-afxdp": "transmit only (ceiling), AF_XDP", "tx-afpacket": "transmit only (ceiling), AF_PACKET sendmmsg"}[c.fwd]
 		sender := map[gen.Engine]string{gen.EngineXDP: "XDP live frames", gen.EngineAFPacket: "sendmmsg"}[c.sender]

@@ -21,6 +21,12 @@ type Config struct {
 	Rate     int
 	Bad      float64
 
+	// Pipeline: the workers receive and route, and hand each egress port's frames over rings to
+	// TxWorkers transmit workers, each the only sender on the ports it owns (app.Pipeline);
+	// otherwise every worker runs to completion, sending on its own queues.
+	Pipeline  bool
+	TxWorkers int
+
 	// Real interfaces (Backend other than mem).
 	Backend    app.Backend
 	Trunk      string         // the trunk interface (VLANs 101..)
@@ -43,7 +49,7 @@ type Config struct {
 
 func defaultConfig() Config {
 	return Config{Duration: 5 * time.Second, Interval: time.Second, VLANs: 20, Batch: 64, Bad: 0.01,
-		Backend: app.Mem, Workers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1,
+		Backend: app.Mem, Workers: 1, TxWorkers: 1, Gateway: trunkgen.DefaultGateway, Neighbours: app.Neighbours{}, PcapSample: 1,
 		OperatorFlags: app.DefaultOperatorFlags()}
 }
 
@@ -75,6 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	})
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (1-64): AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
 	fs.BoolVar(&cfg.Spin, "spin", false, "afpacket, afxdp: workers keep polling idle ports (a core each, the lowest latency) instead of blocking")
+	fs.BoolVar(&cfg.Pipeline, "pipeline", false, "pipeline instead of run to completion: the -workers receive and route, and hand each port's frames over rings to the -tx-workers transmit workers that own the ports")
+	fs.IntVar(&cfg.TxWorkers, "tx-workers", cfg.TxWorkers, "-pipeline: transmit workers (1: one sends on both ports; 2: one per port)")
 	fs.Var(cfg.Neighbours, "nexthop", "static next-hop MACs, no ARP on those interfaces: NAME=MAC[,...] with NAME uplink, vlanNNN, or trunk (every VLAN): everything routed out of NAME goes to MAC")
 	fs.StringVar(&cfg.Pcap, "pcap", "", "write forwarded and dropped frames to this pcapng file (verdict in each packet's comment)")
 	fs.IntVar(&cfg.PcapSample, "pcap-sample", cfg.PcapSample, "capture every nth frame (1 or more)")
@@ -125,6 +133,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("-bad %v: want a share from 0 to 1", c.Bad)
 	case c.PcapSample < 1:
 		return fmt.Errorf("-pcap-sample %d: want 1 (every frame) or more", c.PcapSample)
+	case c.TxWorkers < 1 || c.TxWorkers > numPorts:
+		return fmt.Errorf("-tx-workers %d: want 1-%d (a transmit worker owns one port at least)", c.TxWorkers, numPorts)
+	case c.TxWorkers != 1 && !c.Pipeline:
+		return fmt.Errorf("-tx-workers %d: transmit workers are for -pipeline; without it every worker sends on its own queues", c.TxWorkers)
 	case c.IPRoute && c.Routes == "":
 		return errors.New("-iproute: says how to read the -routes file, and there is none")
 	}
@@ -136,7 +148,7 @@ func (c *Config) check() error {
 		case c.Trunk != "" || c.Uplink != "":
 			return errors.New("-trunk and -uplink are for -backend afpacket or afxdp; the in-memory ports are fixed")
 		case c.Workers != 1:
-			return fmt.Errorf("-workers %d: the in-memory network has one worker", c.Workers)
+			return fmt.Errorf("-workers %d: the in-memory network has one worker (with -pipeline: one receive worker, and -tx-workers)", c.Workers)
 		case c.Batch > maxMemBatch:
 			return fmt.Errorf("-batch %d: want 1-%d in memory (the generator keeps at most %d frames in flight)", c.Batch, maxMemBatch, 3*maxMemBatch)
 		}

@@ -18,11 +18,14 @@
 // many interfaces, in full with -view full, and each worker's share with -per-worker.
 //
 // With -backend afpacket or afxdp it forwards between two real interfaces (-trunk, -uplink) with
-// -workers workers, until -duration passes or Ctrl-C. See README.md.
+// -workers workers, until -duration passes or Ctrl-C. With -pipeline (on any back-end) the workers
+// route and hand each port's frames over rings to -tx-workers transmit workers, each the only
+// sender on the ports it owns (app.Pipeline), instead of sending themselves. See README.md.
 //
 //	go run ./examples/vlanrouter                 # 5 s in memory
 //	go run ./examples/vlanrouter -duration 0     # until Ctrl-C
 //	vlanrouter -backend afpacket -trunk vr-trunk -uplink vr-up -workers 2 -duration 0
+//	go run ./examples/vlanrouter -pipeline       # the same with a transmit worker
 package main
 
 import (

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,54 @@ func TestRunAccounts(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRunPipeline: in memory with -pipeline (one receive worker handing its frames to one
+// transmit worker for both ports, or to one per port), every frame is accounted for end to end and
+// in the pipeline's own counters, every frame the router sent went through the rings and the
+// transmit workers' TxQueues, and traffic flows both ways on every interface.
+func TestRunPipeline(t *testing.T) {
+	for _, tx := range []int{1, 2} {
+		t.Run(fmt.Sprintf("tx-workers=%d", tx), func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.Interval = time.Hour
+			cfg.Pipeline, cfg.TxWorkers = true, tx
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cfg.ready = func() { time.AfterFunc(300*time.Millisecond, cancel) }
+			var out bytes.Buffer
+			r, err := run(ctx, cfg, &out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Balanced() || !strings.Contains(out.String(), "accounting: ok") {
+				t.Fatalf("accounting mismatch: %+v\n%s", r, out.String())
+			}
+			p := r.Pipeline
+			if p == nil || r.Forwarded == 0 || p.Handed != r.Forwarded || p.Taken != r.Forwarded || p.TxQueue.Sent != r.RouterTx {
+				t.Fatalf("the router sent %d, queued %d; pipeline %+v", r.Forwarded, r.RouterTx, p)
+			}
+			if p.TxQueue.Sends == 0 || p.TxQueue.Sends >= p.TxQueue.Sent {
+				t.Errorf("%d frames in %d sends: want batches", p.TxQueue.Sent, p.TxQueue.Sends)
+			}
+			if r.Errors.Recv+r.Errors.Send != 0 || r.Sink.Bad != 0 || r.Sink.Forwarded == 0 {
+				t.Errorf("%v; far ends %+v", r.Errors, r.Sink)
+			}
+			if len(r.Ifaces) != cfg.VLANs+1 {
+				t.Fatalf("%d interfaces' counters, want %d", len(r.Ifaces), cfg.VLANs+1)
+			}
+			for id, c := range r.Ifaces {
+				if c.RxPackets == 0 || c.TxPackets == 0 {
+					t.Errorf("interface %d: %+v: want traffic both ways", id, c)
+				}
+			}
+			for _, want := range []string{"pipeline: handed over", "; balanced", fmt.Sprintf("%d transmit worker(s)", tx), "throughput: "} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
 	}
 }
 

@@ -66,7 +66,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	if err != nil {
 		return app.Tally{}, err
 	}
-	log.Info("router started", "backend", cfg.Backend, "ports", 2, "vlans", cfg.VLANs, "workers", len(ports.ByWorker), "batch", cfg.Batch)
+	log.Info("router started", append([]any{"backend", cfg.Backend, "ports", 2, "vlans", cfg.VLANs, "workers", len(ports.ByWorker), "batch", cfg.Batch}, cfg.pipelineAttrs()...)...)
 	app.LogPorts(log, ifnames, ports.ByWorker)
 	logRoutes(log, cfg, router)
 	var pcap *app.Pcap
@@ -76,14 +76,29 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		}
 		defer pcap.Close()
 	}
-	printf(out, "vlanrouter: %s (%d VLANs, %s..%s, router MAC %s) routed to %s (MAC %s, gateway %v); %s, %d worker(s)\n\n",
-		cfg.Trunk, cfg.VLANs, names[1], names[cfg.VLANs], trunkMAC, cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, len(ports.ByWorker))
+	printf(out, "vlanrouter: %s (%d VLANs, %s..%s, router MAC %s) routed to %s (MAC %s, gateway %v); %s, %s\n\n",
+		cfg.Trunk, cfg.VLANs, names[1], names[cfg.VLANs], trunkMAC, cfg.Uplink, upMAC, cfg.Gateway, cfg.Backend, cfg.workerMode(len(ports.ByWorker)))
+
+	// With -pipeline the workers hand what they route to the transmit workers, which send on
+	// worker 0's queue of each interface (an AF_XDP socket sends frames of the other workers'
+	// UMEMs by copying them).
+	var pipe *app.Pipeline
+	if cfg.Pipeline {
+		if pipe, err = app.NewPipeline(app.PipelineConfig{RxWorkers: len(byWorker), TxPorts: byWorker[0], TxWorkers: cfg.TxWorkers, Batch: cfg.Batch}); err != nil {
+			op.Close()
+			return app.Tally{}, err
+		}
+	}
 
 	wctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); router.FlushEvery(wctx, time.Millisecond) }() // the hosts' routes
+	// The errors of every worker's port calls: the receive workers', then the transmit workers'.
 	errs := make([]app.PortErrors, len(ports.ByWorker))
+	if pipe != nil {
+		errs = make([]app.PortErrors, len(ports.ByWorker)+cfg.TxWorkers)
+	}
 	for i, wp := range byWorker {
 		w := router.NewWorker(cfg.Batch)
 		var tap fwd.Tap
@@ -93,11 +108,27 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		hook := src.Trace.Hook(i, w, tap, cfg.PcapSample)
 		res := app.NewResolver(router.Table, router.Demux, cfg.Batch)
 		wg.Add(1)
+		if pipe != nil {
+			wp = pipe.RxPorts(i, wp)
+		}
 		go func(wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
 			errs[i] = app.RunWith(wctx, w, res, hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin})
+			if pipe != nil {
+				pipe.CloseRx(i)
+			}
 		}(wp)
+	}
+	if pipe != nil {
+		for i := 0; i < cfg.TxWorkers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				errs[len(ports.ByWorker)+i] = pipe.Transmit(i)
+			}()
+		}
 	}
 
 	if cfg.ready != nil {
@@ -117,6 +148,9 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 	mon.Print(out)
 	t := app.NewTally([]xmit.Stats{ports.Stats(portTrunk), ports.Stats(portUplink)}, router.Counters())
 	t.AddNeigh(router.Table.Counters())
+	if pipe != nil {
+		t.AddPipeline(pipe.Stats())
+	}
 	for _, e := range errs {
 		t.Errors.Add(e)
 	}

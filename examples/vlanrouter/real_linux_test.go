@@ -30,12 +30,19 @@ import (
 // the other side rewritten (TTL, the MACs the router resolved by ARP, VLAN tag), that the upstream
 // host's `ip neigh` has the router REACHABLE and the router's table the gateway and the hosts, and
 // that the router's counters add up.
-func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2, false) }
+func TestRealAFPacket(t *testing.T) { testReal(t, app.AFPacket, 2, 0, false) }
 
 // TestRealAFXDP is the same on AF_XDP (one worker: a veth has one queue), with -spin.
-func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1, true) }
+func TestRealAFXDP(t *testing.T) { testReal(t, app.AFXDP, 1, 0, true) }
 
-func testReal(t *testing.T, backend app.Backend, workers int, spin bool) {
+// TestRealAFPacketPipeline is TestRealAFPacket with -pipeline: the 2 workers route and hand their
+// frames (which point into their own sockets' rings) to 2 transmit workers, one per interface,
+// which send them and release them to the rings they came from.
+func TestRealAFPacketPipeline(t *testing.T) { testReal(t, app.AFPacket, 2, 2, false) }
+
+// testReal runs the test with backend and workers; txWorkers > 0: -pipeline with that many
+// transmit workers; spin: -spin.
+func testReal(t *testing.T, backend app.Backend, workers, txWorkers int, spin bool) {
 	nettest.RequirePriv(t)
 	if _, err := exec.LookPath("ping"); err != nil {
 		if os.Getenv("WIRESPEED_REQUIRE_PRIV") == "1" {
@@ -75,6 +82,9 @@ func testReal(t *testing.T, backend app.Backend, workers int, spin bool) {
 	cfg := defaultConfig()
 	cfg.Backend, cfg.Trunk, cfg.Uplink, cfg.Workers, cfg.Interval = backend, trunk, uplink, workers, time.Hour
 	cfg.Spin = spin
+	if txWorkers > 0 {
+		cfg.Pipeline, cfg.TxWorkers = true, txWorkers
+	}
 	rt := optest.Start(t, rtr, func(ctx context.Context, ready func(), out io.Writer) (app.Tally, error) {
 		cfg.ready = ready
 		return runReal(ctx, cfg, out)
@@ -173,6 +183,9 @@ func testReal(t *testing.T, backend app.Backend, workers int, spin bool) {
 	}
 	if tally.Forwarded < 2*perSide || tally.Neigh == nil || tally.Neigh.Failed != 0 {
 		t.Errorf("router forwarded %d, want at least %d; neighbours %+v", tally.Forwarded, 2*perSide, tally.Neigh)
+	}
+	if p := tally.Pipeline; (p != nil) != (txWorkers > 0) || p != nil && (p.Taken != tally.Forwarded || p.TxQueue.Sent != tally.Tx || p.Released() != 0) {
+		t.Errorf("pipeline with %d transmit workers: %+v; tally %+v", txWorkers, p, tally)
 	}
 	for _, want := range []string{
 		"192.0.2.2 dev " + uplink + " lladdr " + trunkgen.GatewayMAC.String() + " ",

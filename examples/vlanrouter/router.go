@@ -14,6 +14,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/ops"
+	"github.com/wirespeed/wirespeed/vlan"
 	"github.com/wirespeed/wirespeed/xmit"
 )
 
@@ -83,10 +84,10 @@ func (cfg Config) plan(pool *frame.Pool) trunkgen.Plan {
 	return trunkgen.Plan{VLANs: cfg.VLANs, Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, Routes: cfg.Routes, IPRoute: cfg.IPRoute, Pool: pool}
 }
 
-// worker polls the router's ports until ctx ends and then until they are drained; it returns the
-// errors its Recv and Send calls got.
-func (t *topology) worker(ctx context.Context, batch int, trace *ops.Trace, tap fwd.Tap, every int) app.PortErrors {
-	return trunkgen.PollTraced(ctx, t.router, t.res, trace, t.ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
+// worker polls ports (the router's, or a pipeline's receive side of them) until ctx ends and then
+// until they are drained; it returns the errors its Recv and Send calls got.
+func (t *topology) worker(ctx context.Context, ports []xmit.Port, batch int, trace *ops.Trace, tap fwd.Tap, every int) app.PortErrors {
+	return trunkgen.PollTraced(ctx, t.router, t.res, trace, ports, []xmit.Waiter{t.mems[portTrunk]}, batch, tap, every)
 }
 
 // operator wraps the router's ports so that the errors of their calls are counted and starts the
@@ -100,7 +101,7 @@ func (t *topology) operator(cfg Config) (*app.Operator, *ops.Source, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	log.Info("router started", "backend", "mem", "mode", "in-memory links", "ports", len(t.ports), "vlans", cfg.VLANs, "workers", 1, "batch", cfg.Batch)
+	log.Info("router started", append([]any{"backend", "mem", "mode", "in-memory links", "ports", len(t.ports), "vlans", cfg.VLANs, "workers", 1, "batch", cfg.Batch}, cfg.pipelineAttrs()...)...)
 	logRoutes(log, cfg, t.router)
 	return op, src, nil
 }
@@ -114,8 +115,45 @@ func logRoutes(log *slog.Logger, cfg Config, r *trunkgen.Router) {
 	log.Info("routes loaded", "from", from, "routes", r.Routes.Len())
 }
 
-// Result is what a run counted.
-type Result = trunkgen.Result
+// pipelineAttrs are the log attributes of -pipeline (none without it).
+func (cfg Config) pipelineAttrs() []any {
+	if !cfg.Pipeline {
+		return nil
+	}
+	return []any{"pipeline", true, "tx_workers", cfg.TxWorkers}
+}
+
+// workerMode says how the workers share the work, for the throughput line.
+func (cfg Config) workerMode(rx int) string {
+	if cfg.Pipeline {
+		return fmt.Sprintf("pipeline: %d receive worker(s), %d transmit worker(s)", rx, cfg.TxWorkers)
+	}
+	return fmt.Sprintf("run to completion: %d worker(s)", rx)
+}
+
+// Result is what a run counted: the VLAN-trunk examples' end-to-end counts and, with -pipeline,
+// the pipeline's (whose released frames the Result counts as egress dropped).
+type Result struct {
+	trunkgen.Result
+	Pipeline *app.PipelineStats // nil: run to completion
+	Ifaces   []vlan.Counters    // each interface's counters (by ID) at the end
+}
+
+// Balanced reports whether every frame is accounted for (trunkgen.Result.Balanced) and the
+// pipeline's own counters balance.
+func (r Result) Balanced() bool {
+	return r.Result.Balanced() && (r.Pipeline == nil || r.Pipeline.Balanced())
+}
+
+// throughput is the report's line of the router's average packet rates from start to end.
+func throughput(rx, tx uint64, d time.Duration, mode string) string {
+	g := monitor.Group
+	s := d.Seconds()
+	if s <= 0 {
+		return fmt.Sprintf("throughput: no time measured (%s)", mode)
+	}
+	return fmt.Sprintf("throughput: %s pkt/s received, %s pkt/s sent by the router, over %.2f s (%s)", g(float64(rx)/s), g(float64(tx)/s), s, mode)
+}
 
 func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	t, err := build(cfg)
@@ -137,6 +175,21 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	printf(out, "vlanrouter: trunk0 with %d VLANs (%s..%s) routed to uplink0; in-memory ports, synthetic traffic\n\n",
 		cfg.VLANs, t.names[1], t.names[cfg.VLANs])
 
+	// With -pipeline the worker hands what it routes to the transmit workers, which own the ports'
+	// Send.
+	var pipe *app.Pipeline
+	rxPorts := t.ports
+	if cfg.Pipeline {
+		if pipe, err = app.NewPipeline(app.PipelineConfig{RxWorkers: 1, TxPorts: t.ports, TxWorkers: cfg.TxWorkers, Batch: cfg.Batch}); err != nil {
+			op.Close()
+			if pcap != nil {
+				pcap.Close()
+			}
+			return Result{}, err
+		}
+		rxPorts = pipe.RxPorts(0, t.ports)
+	}
+
 	genCtx, stopGen := context.WithCancel(context.Background())
 	routerCtx, stopRouter := context.WithCancel(context.Background())
 	g := newGenerator(t, cfg)
@@ -144,10 +197,32 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	wg.Add(2)
 	go func() { defer wg.Done(); g.Run(genCtx) }()
 	var perr app.PortErrors
-	go func() { defer wg.Done(); perr = t.worker(routerCtx, cfg.Batch, src.Trace, tap, cfg.PcapSample) }()
+	go func() {
+		defer wg.Done()
+		perr = t.worker(routerCtx, rxPorts, cfg.Batch, src.Trace, tap, cfg.PcapSample)
+		if pipe != nil {
+			pipe.CloseRx(0)
+		}
+	}()
+	txErrs := make([]app.PortErrors, cfg.TxWorkers)
+	if pipe != nil {
+		for i := range txErrs {
+			wg.Add(1)
+			go func() { defer wg.Done(); txErrs[i] = pipe.Transmit(i) }()
+		}
+	}
 	if cfg.ready != nil {
 		cfg.ready()
 	}
+	routerPkts := func() (rx, tx uint64) {
+		for _, m := range t.mems {
+			s := m.Stats()
+			rx, tx = rx+s.RxPackets, tx+s.TxPackets
+		}
+		return rx, tx
+	}
+	start := time.Now()
+	rx0, tx0 := routerPkts()
 
 	var rows []monitor.Row
 	for _, m := range t.mems {
@@ -156,15 +231,20 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 	rows = append(rows, app.IfaceRows(t.router.Router, t.names)...)
 	mon := monitor.NewWith("vlanrouter: rates", rows, cfg.MonitorOptions(t.router.Router))
 	mon.PrintEvery(ctx, out, cfg.Interval)
+	rx1, tx1 := routerPkts()
+	rate := throughput(rx1-rx0, tx1-tx0, time.Since(start), cfg.workerMode(1))
 	mon.Print(out) // the last (partial) interval
 
-	// Stop the generator, let the router drain, then the sinks.
+	// Stop the generator, let the router drain (and the transmit workers after it), then the sinks.
 	stopGen()
 	for !g.Stopped() {
 		time.Sleep(time.Millisecond)
 	}
 	stopRouter()
 	wg.Wait()
+	for _, e := range txErrs {
+		perr.Add(e)
+	}
 	app.LogStopped(op.Log, perr)
 	op.Close()
 	g.Drain()
@@ -190,7 +270,20 @@ func run(ctx context.Context, cfg Config, out io.Writer) (Result, error) {
 		r.TxDropped += s.TxDropped
 	}
 	r.AddRouter(t.router, t.res, t.pool.InUse())
-	r.Report(out)
+	for id := range t.names {
+		r.Ifaces = append(r.Ifaces, t.router.IfaceStats(uint16(id)))
+	}
+	extra := []string{rate}
+	if pipe != nil {
+		ps := pipe.Stats()
+		r.Pipeline = &ps
+		r.TxDropped += ps.Released()
+		extra = append(extra, ps.String())
+	}
+	r.Report(out, extra...)
+	if r.Pipeline != nil && !r.Pipeline.Balanced() {
+		printf(out, "accounting: MISMATCH in the pipeline's counters\n")
+	}
 	if pcap != nil {
 		err = pcap.Close()
 		printf(out, "  %s\n", pcap.Summary())

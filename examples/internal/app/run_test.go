@@ -28,7 +28,7 @@ func (p *brokenPort) Stats() xmit.Stats                { return xmit.Stats{} }
 func (p *brokenPort) Close() error                     { return nil }
 
 // twoPortRouter routes everything from port 0 to port 1 (for the worker loop tests).
-func twoPortRouter(t *testing.T) *fwd.Router {
+func twoPortRouter(t testing.TB) *fwd.Router {
 	t.Helper()
 	d := vlan.NewDemux(2, vlan.Parser{})
 	d.Add(vlan.Interface{ID: 0, Port: 0})

@@ -28,7 +28,14 @@ type Tally struct {
 	// them twice), ARP frames sent, and the table's own counters.
 	Resumed, ARPSent uint64
 	Neigh            *neigh.Counters
+
+	// With a Pipeline (AddPipeline): its counters; the frames it released (PipelineStats.Released)
+	// are part of what was sent and neither queued nor refused by a port.
+	Pipeline *PipelineStats
 }
+
+// AddPipeline adds a pipeline's counters, for routers that hand frames to transmit workers.
+func (t *Tally) AddPipeline(s PipelineStats) { t.Pipeline = &s }
 
 // AddNeigh adds a neighbour table's counters, for routers that resolve with one.
 func (t *Tally) AddNeigh(c neigh.Counters) {
@@ -86,9 +93,17 @@ func ReportStage(out io.Writer, c fwd.Counters) {
 }
 
 // Balanced reports whether every frame received was forwarded or dropped for a reason, and every
-// frame forwarded was queued or counted as refused by its port.
+// frame forwarded was queued or counted as refused by its port (or, with a pipeline, released and
+// counted by it, whose own counters must balance too).
 func (t Tally) Balanced() bool {
-	return t.Rx+t.Resumed == t.Drops.Received() && t.Forwarded == t.Tx+t.TxDropped
+	released := uint64(0)
+	if t.Pipeline != nil {
+		if !t.Pipeline.Balanced() {
+			return false
+		}
+		released = t.Pipeline.Released()
+	}
+	return t.Rx+t.Resumed == t.Drops.Received() && t.Forwarded == t.Tx+t.TxDropped+released
 }
 
 // Report prints the final counters and the accounting check.
@@ -106,12 +121,19 @@ func (t Tally) Report(out io.Writer, pcap *Pcap) {
 			g(float64(c.ARPIn)), g(float64(t.ARPSent)), g(float64(c.RequestsSent)), g(float64(c.ProbesSent)), g(float64(c.RepliesSent)), g(float64(c.AnnouncesSent)),
 			g(float64(c.Held)), g(float64(c.Ready)), g(float64(c.Failed)), g(float64(c.QueueOverflow+c.BacklogOverflow+c.HoldNoNeighbour+c.HoldNoHost+c.HoldTooBig+c.HoldNoBuffer)))
 	}
+	if t.Pipeline != nil {
+		fmt.Fprintf(out, "  %v\n", *t.Pipeline)
+	}
 	fmt.Fprintf(out, "  %v\n", t.Errors)
 	if pcap != nil {
 		fmt.Fprintln(out, " ", pcap.Summary())
 	}
 	if t.Balanced() {
-		fmt.Fprintf(out, "accounting: ok (rx = forwarded + local + dropped; sent = egress queued + egress dropped)\n")
+		if t.Pipeline != nil {
+			fmt.Fprintf(out, "accounting: ok (rx = forwarded + local + dropped; sent = egress queued + egress dropped + released by the pipeline; the pipeline balanced)\n")
+		} else {
+			fmt.Fprintf(out, "accounting: ok (rx = forwarded + local + dropped; sent = egress queued + egress dropped)\n")
+		}
 	} else {
 		fmt.Fprintf(out, "accounting: MISMATCH\n")
 	}
