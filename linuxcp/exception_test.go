@@ -662,8 +662,8 @@ func (d *blockDev) SetWriteDeadline(time.Time) error { d.unblock(); return nil }
 
 // TestExceptionUpFloodKeepsDown: local traffic towards a kernel that takes nothing fills the up
 // direction (the writer waits in Write, the queue holds the rest) until Up drops and counts the
-// rest as no buffer; what the kernel sends meanwhile (an ARP reply, a BGP keepalive) still gets
-// buffers, comes down and is taken, none of it dropped. Once the kernel drains, every queued frame
+// rest as no buffer; what the kernel sends meanwhile (its ARP, a routing daemon's keepalives) still
+// gets buffers, comes down and is taken, none of it dropped. Once the kernel drains, every queued frame
 // is written, and every frame is counted once.
 func TestExceptionUpFloodKeepsDown(t *testing.T) {
 	pool := mustPool(t) // the up direction's 64 buffers
@@ -695,7 +695,7 @@ func TestExceptionUpFloodKeepsDown(t *testing.T) {
 		t.Errorf("counters %+v: want the 64 buffers of the pool up, the other %d counted as no buffer", c, flood+8-64)
 	}
 
-	// The kernel answers while the up direction is full.
+	// The kernel sends (its own ARP request) while the up direction is full.
 	reply := arpRequest(t, 0, netip.MustParseAddr("10.0.100.1"), netip.MustParseAddr("10.0.100.2"))
 	const kernel = 40
 	for range kernel {
