@@ -662,9 +662,9 @@ func (d *blockDev) SetWriteDeadline(time.Time) error { d.unblock(); return nil }
 
 // TestExceptionUpFloodKeepsDown: local traffic towards a kernel that takes nothing fills the up
 // direction (the writer waits in Write, the queue holds the rest) until Up drops and counts the
-// rest as no buffer; what the kernel sends meanwhile (its ARP, a routing daemon's keepalives) still
-// gets buffers, comes down and is taken, none of it dropped. Once the kernel drains, every queued frame
-// is written, and every frame is counted once.
+// rest as no buffer; what the kernel sends meanwhile (its ARP, a routing daemon's keepalives)
+// still gets buffers, comes down and is taken, none of it dropped. Once the kernel drains, every
+// queued frame is written, and every frame is counted once.
 func TestExceptionUpFloodKeepsDown(t *testing.T) {
 	pool := mustPool(t) // the up direction's 64 buffers
 	src := mustPool(t)  // the stage's frames, handed to Up
