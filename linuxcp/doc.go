@@ -18,7 +18,10 @@
 // between goroutines through the lock-free rings of package ring in bursts, never one at a time.
 // The workers never wait for the kernel: Up copies the frames into the exception path's own pool
 // (so the worker's arena is released at once) and a full queue, like an empty pool, is a counted
-// drop. Every frame is counted (Counters), and the worker's side allocates nothing.
+// drop. Each direction has a pool of its own (Config.Pool up, Config.DownPool down), so local
+// traffic that a slow kernel does not drain cannot take the buffers of what the kernel sends (its
+// ARP replies, a routing daemon's keepalives), nor the other way round. Every frame is counted
+// (Counters), and the worker's side allocates nothing.
 //
 // # Which of the kernel and the router sees a frame
 //

@@ -38,9 +38,22 @@ type Config struct {
 	Devices []Device
 	// Workers is the number of forwarding workers that call Worker(i).Up and Take (default 1).
 	Workers int
-	// Pool holds the exception path's own copies of frames, both ways. nil: 2048 buffers of
-	// 9216 bytes plus 128 of headroom.
+	// Pool holds the frames towards the kernel: the copies Up makes, each out until its device's
+	// writer has written it. nil: 2048 buffers of 9216 bytes plus 128 of headroom. The queues
+	// towards one device hold up to Workers×Queue copies (its writer a Batch more), more than
+	// the default pool: local traffic faster than the kernel drains empties the pool, and then
+	// Up drops (Counters.UpNoBuffer). Its size is the burst of local frames the exception path
+	// absorbs.
 	Pool *frame.Pool
+	// DownPool holds the frames from the kernel: each device's reader holds a Batch of them
+	// while it waits for the kernel, and a frame it read is out until the worker has taken it
+	// (Take) and its port has sent it. While the reader finds it empty, what the kernel sends is
+	// dropped (Counters.DownNoBuffer). nil: a Batch per device plus 1024 buffers, of Pool's size
+	// and headroom. It must hold at least a Batch per device, and be another pool than Pool:
+	// each direction has its own buffers, so a flood of local traffic towards a slow kernel
+	// leaves the kernel's frames (ARP replies, a routing daemon's keepalives) their buffers, and
+	// a kernel sending faster than the workers take leaves Up its buffers.
+	DownPool *frame.Pool
 	// Queue is the depth of each queue between a worker and a device (default 1024): per device,
 	// one queue from every worker towards the kernel and one from the kernel to the worker that
 	// sends the device's frames.
@@ -57,8 +70,8 @@ type Config struct {
 type Counters struct {
 	Up          uint64 // frames queued for a device's writer
 	UpNoDevice  uint64 // dropped: their interface has no device
-	UpNoBuffer  uint64 // dropped: the exception path's pool was empty
-	UpOversize  uint64 // dropped: larger than a buffer of the pool
+	UpNoBuffer  uint64 // dropped: the up pool (Config.Pool) was empty
+	UpOversize  uint64 // dropped: larger than a buffer of the up pool
 	UpMalformed uint64 // dropped: no L2 header (Frame.L3 below 14 or past the frame)
 	UpQueueFull uint64 // dropped: the device's queue was full (the kernel side is slower than the traffic)
 	Written     uint64 // written to their device
@@ -66,8 +79,8 @@ type Counters struct {
 
 	Read          uint64 // frames read from the devices
 	Down          uint64 // queued for the worker that sends them
-	DownNoBuffer  uint64 // dropped: read while the pool was empty
-	DownOversize  uint64 // dropped: as large as a buffer of the pool (maybe cut), or past the headroom a tag needs
+	DownNoBuffer  uint64 // dropped: read while the down pool (Config.DownPool) was empty
+	DownOversize  uint64 // dropped: as large as a buffer of the down pool (maybe cut), or past the headroom a tag needs
 	DownMalformed uint64 // dropped: shorter than an Ethernet header
 	DownQueueFull uint64 // dropped: the worker's queue was full (it is not calling Take often enough)
 	Taken         uint64 // handed to a worker by Take, to send
@@ -81,20 +94,23 @@ type Counters struct {
 // what the kernel sends on a device goes down to the interface's physical port, with the
 // interface's tags (its vlan.Demux egress header).
 //
-// The workers never wait for the kernel: Up copies frames into the exception path's pool and hands
-// them to each device's writer goroutine through a ring (one per worker and device) without
+// The workers never wait for the kernel: Up copies frames into the exception path's up pool and
+// hands them to each device's writer goroutine through a ring (one per worker and device) without
 // blocking, so a full queue is a counted drop; the device's reader goroutine reads what the kernel
-// sends, in batches, tags it and queues it on a ring that the worker owning the device drains with
-// Take. Each device has exactly one reader and one writer goroutine, and every frame crosses a
-// goroutine boundary in a burst, never alone.
+// sends, in batches, into buffers of the down pool, tags it and queues it on a ring that the
+// worker owning the device drains with Take. The two directions never share a buffer (see
+// Config.Pool and Config.DownPool). Each device has exactly one reader and one writer goroutine,
+// and every frame crosses a goroutine boundary in a burst, never alone.
 //
 // Concurrency: Worker(i)'s methods are for forwarding worker i's goroutine; Start, Close and
 // Counters may be called from any goroutine. Close stops the device goroutines; call it after the
 // workers stopped calling Up and Take.
 type Exception struct {
 	demux   *vlan.Demux
-	pool    *frame.Pool
+	pool    *frame.Pool // the down pool: the frames read from the devices
 	mem     []byte
+	upPool  *frame.Pool // the up pool: Up's copies
+	upMem   []byte
 	devs    []Device
 	port    []uint16 // per interface: its physical port
 	up      []*ring.FanIn[frame.Frame]
@@ -173,12 +189,38 @@ func New(cfg *Config) (*Exception, error) {
 		}
 		c.Pool = p
 	}
-	if c.Pool.Headroom() < 2*vlan.HeaderLen || c.Pool.BufSize()-c.Pool.Headroom() < 64 {
-		return nil, fmt.Errorf("%w: pool buffers of %d bytes with %d of headroom: want at least %d of headroom (two tags) and 64 after it",
-			ErrConfig, c.Pool.BufSize(), c.Pool.Headroom(), 2*vlan.HeaderLen)
+	ndev := 0
+	for _, d := range c.Devices {
+		if d != nil {
+			ndev++
+		}
+	}
+	if c.DownPool == nil {
+		p, err := frame.NewPool(&frame.PoolConfig{Buffers: ndev*c.Batch + 1024, BufSize: c.Pool.BufSize(), Headroom: c.Pool.Headroom()})
+		if err != nil {
+			return nil, err
+		}
+		c.DownPool = p
+	}
+	for _, p := range []struct {
+		name string
+		pool *frame.Pool
+	}{{"pool", c.Pool}, {"down pool", c.DownPool}} {
+		if p.pool.Headroom() < 2*vlan.HeaderLen || p.pool.BufSize()-p.pool.Headroom() < 64 {
+			return nil, fmt.Errorf("%w: %s buffers of %d bytes with %d of headroom: want at least %d of headroom (two tags) and 64 after it",
+				ErrConfig, p.name, p.pool.BufSize(), p.pool.Headroom(), 2*vlan.HeaderLen)
+		}
+	}
+	if c.DownPool == c.Pool {
+		return nil, fmt.Errorf("%w: the down pool is the pool: each direction needs its own", ErrConfig)
+	}
+	if c.DownPool.Buffers() < ndev*c.Batch {
+		return nil, fmt.Errorf("%w: down pool of %d buffers for %d devices: want at least a batch (%d) per device",
+			ErrConfig, c.DownPool.Buffers(), ndev, c.Batch)
 	}
 	n := len(c.Devices)
-	x := &Exception{demux: c.Demux, pool: c.Pool, mem: c.Pool.Mem(), devs: make([]Device, n), port: make([]uint16, n),
+	x := &Exception{demux: c.Demux, pool: c.DownPool, mem: c.DownPool.Mem(), upPool: c.Pool, upMem: c.Pool.Mem(),
+		devs: make([]Device, n), port: make([]uint16, n),
 		up: make([]*ring.FanIn[frame.Frame], n), down: make([]*ring.SPSC[frame.Frame], n), batch: c.Batch}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	for i, d := range c.Devices {
@@ -217,7 +259,8 @@ func New(cfg *Config) (*Exception, error) {
 	return x, nil
 }
 
-// Pool returns the exception path's pool: the arena of the frames Take hands out.
+// Pool returns the exception path's down pool (Config.DownPool): the arena of the frames Take
+// hands out.
 func (x *Exception) Pool() *frame.Pool { return x.pool }
 
 // Worker returns forwarding worker i's side of the exception path (0 <= i < Config.Workers).
@@ -280,13 +323,14 @@ func (x *Exception) Close() error {
 			continue
 		}
 		for {
-			n := x.up[i].DequeueBurst(buf)
-			n += x.down[i].DequeueBurst(buf[n:])
-			if n == 0 {
+			u := x.up[i].DequeueBurst(buf)
+			x.upPool.Release(buf[:u])
+			d := x.down[i].DequeueBurst(buf)
+			x.pool.Release(buf[:d])
+			if u+d == 0 {
 				break
 			}
-			x.pool.Release(buf[:n])
-			x.c[dClosed].Add(uint64(n))
+			x.c[dClosed].Add(uint64(u + d))
 		}
 	}
 	return first
@@ -321,7 +365,7 @@ func (x *Exception) writeLoop(i int) {
 		n, err := in.DequeueBurstWait(x.ctx, fr)
 		if n > 0 {
 			for k := range n {
-				bufs[k] = fr[k].Data(x.mem)
+				bufs[k] = fr[k].Data(x.upMem)
 			}
 			w, _ := dev.Write(bufs[:n])
 			w = min(max(w, 0), n)
@@ -329,7 +373,7 @@ func (x *Exception) writeLoop(i int) {
 			if w < n {
 				x.c[dWriteErrors].Add(uint64(n - w))
 			}
-			x.pool.Release(fr[:n])
+			x.upPool.Release(fr[:n])
 			clear(bufs[:n])
 		}
 		if err != nil {
@@ -339,7 +383,7 @@ func (x *Exception) writeLoop(i int) {
 }
 
 // readLoop is device i's reader: it reads what the kernel sends in batches into buffers of the
-// pool, lays the interface's egress header over each frame and queues the batch for the worker
+// down pool, lays the interface's egress header over each frame and queues the batch for the worker
 // that owns the device.
 func (x *Exception) readLoop(i int) {
 	defer x.wgR.Done()
@@ -439,7 +483,7 @@ type Worker struct {
 // Up sends the frames of b up to the kernel, each on the device of its interface (Frame.Port, as
 // the forwarding stage's local batch has it: the logical interface, Frame.L3 the network header's
 // offset, the L2 header as received). Each frame is copied without its tags into a buffer of the
-// exception path's pool and queued for the device's writer; a full queue, an empty pool, a frame
+// exception path's up pool and queued for the device's writer; a full queue, an empty pool, a frame
 // too large or an interface without a device is a counted drop, never a wait. b is freed (its
 // frames released to their owner) and empty afterwards.
 func (w *Worker) Up(b *frame.Batch) {
@@ -453,7 +497,7 @@ func (w *Worker) upChunk(in []frame.Frame, mem []byte) {
 	x := w.x
 	a := w.alloc
 	a.Frames = a.Frames[:0]
-	got, _ := x.pool.Alloc(a, len(in))
+	got, _ := x.upPool.Alloc(a, len(in))
 	j := 0
 	for i := range in {
 		f := &in[i]
@@ -479,7 +523,7 @@ func (w *Worker) upChunk(in []frame.Frame, mem []byte) {
 			continue
 		}
 		g.Resize(size)
-		o := g.Data(x.mem)
+		o := g.Data(x.upMem)
 		copy(o[:12], d[:12])
 		copy(o[12:], d[l3-2:])
 		g.Port, g.L3 = uint16(ifc), frame.EtherLen
@@ -491,7 +535,7 @@ func (w *Worker) upChunk(in []frame.Frame, mem []byte) {
 		j++
 	}
 	if j < got {
-		x.pool.Release(a.Frames[j:got])
+		x.upPool.Release(a.Frames[j:got])
 	}
 	a.Frames = a.Frames[:0]
 	for _, ifc := range w.touch {
@@ -500,7 +544,7 @@ func (w *Worker) upChunk(in []frame.Frame, mem []byte) {
 		w.cnt[wUp] += uint64(q)
 		if q < len(st) {
 			w.cnt[wUpQueueFull] += uint64(len(st) - q)
-			x.pool.Release(st[q:])
+			x.upPool.Release(st[q:])
 		}
 		w.stage[ifc] = st[:0]
 	}
@@ -510,7 +554,7 @@ func (w *Worker) upChunk(in []frame.Frame, mem []byte) {
 // Take moves up to b.Space() frames that the kernel sent for physical port `port` (on the devices
 // of the interfaces this worker owns, see Exception.Owner) into b and returns how many: they are
 // ready to send on the port (tagged for their interface, Frame.Out the interface). b must be empty
-// or hold frames of the exception path's pool; it becomes a batch of that pool.
+// or hold frames of the exception path's down pool (Pool); it becomes a batch of that pool.
 func (w *Worker) Take(port uint16, b *frame.Batch) int {
 	if int(port) >= len(w.down) {
 		return 0

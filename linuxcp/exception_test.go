@@ -273,8 +273,8 @@ func TestExceptionVLANUpDown(t *testing.T) {
 	if s := demux.Stats(1); s.TxPackets != 1 {
 		t.Errorf("VLAN interface counted %d frames sent, want the kernel's 1", s.TxPackets)
 	}
-	if n := pool.InUse(); n != 0 {
-		t.Errorf("%d buffers still out", n)
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
 	}
 }
 
@@ -355,8 +355,8 @@ func TestExceptionQueueFull(t *testing.T) {
 	if c.Written != 4 || len(dev.written()) != 4 {
 		t.Errorf("written %d (device has %d), want 4", c.Written, len(dev.written()))
 	}
-	if n := pool.InUse(); n != 0 {
-		t.Errorf("%d buffers still out", n)
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
 	}
 }
 
@@ -402,8 +402,8 @@ func TestExceptionDownDrops(t *testing.T) {
 	if c.Up != 2 || c.WriteErrors != 2 || c.Written != 0 {
 		t.Errorf("counters %+v: want 2 up, both write errors", c)
 	}
-	if n := pool.InUse(); n != 0 {
-		t.Errorf("%d buffers still out", n)
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
 	}
 }
 
@@ -437,8 +437,8 @@ func TestExceptionWorkerAllocs(t *testing.T) {
 		n := x.up[1].DequeueBurst(drain)
 		moved += n
 		pool.Release(drain[:n])
-		// Down: frames as the reader queues them, taken by the worker.
-		pool.Alloc(kernel, 16)
+		// Down: frames of the down pool as the reader queues them, taken by the worker.
+		x.Pool().Alloc(kernel, 16)
 		for i := range kernel.Frames {
 			kernel.Frames[i].Resize(60)
 		}
@@ -455,8 +455,8 @@ func TestExceptionWorkerAllocs(t *testing.T) {
 	}
 	in.Frames = append(in.Frames[:0], template...)
 	pool.Release(in.Frames)
-	if n := pool.InUse(); n != 0 {
-		t.Errorf("%d buffers out", n)
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers out", n, m)
 	}
 }
 
@@ -470,11 +470,15 @@ func TestExceptionConfig(t *testing.T) {
 	pool := mustPool(t)
 	demux, _ := testRouter(t, pool)
 	small, _ := frame.NewPool(&frame.PoolConfig{Buffers: 4, Headroom: 4})
+	few, _ := frame.NewPool(&frame.PoolConfig{Buffers: 15})
 	for _, c := range []*Config{
 		nil,
 		{Demux: demux, Devices: []Device{nil, nil, newMemDev()}},
 		{Demux: demux, Workers: -1},
 		{Demux: demux, Pool: small},
+		{Demux: demux, Pool: pool, DownPool: small},
+		{Demux: demux, Pool: pool, DownPool: pool}, // one pool both ways
+		{Demux: demux, Devices: []Device{newMemDev(), newMemDev()}, Pool: pool, DownPool: few, Batch: 8}, // under a batch per device
 	} {
 		if _, err := New(c); !errors.Is(err, ErrConfig) {
 			t.Errorf("New(%+v): %v, want ErrConfig", c, err)
@@ -540,8 +544,8 @@ func TestExceptionWorkers(t *testing.T) {
 	if c := x.Counters(); c.Up != 320 || c.Written != 320 || c.Taken != 5 {
 		t.Errorf("counters %+v: want 320 up and written, 5 taken", c)
 	}
-	if n := pool.InUse(); n != 0 {
-		t.Errorf("%d buffers still out", n)
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
 	}
 }
 
@@ -625,7 +629,171 @@ func TestExceptionCloseStuckWriter(t *testing.T) {
 	if c := x.Counters(); c.WriteErrors == 0 || c.Written != 0 {
 		t.Errorf("counters %+v: want the held frames as write errors", c)
 	}
-	if n := pool.InUse(); n != 0 {
-		t.Errorf("%d buffers still out", n)
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
+	}
+}
+
+// blockDev is a device whose kernel side takes no frames until release is closed: a Write waits
+// for it (or for the write deadline Close sets), then keeps the frames.
+type blockDev struct {
+	*memDev
+	entered chan struct{} // one send per Write
+	release chan struct{}
+	once    sync.Once
+}
+
+func newBlockDev() *blockDev {
+	return &blockDev{memDev: newMemDev(), entered: make(chan struct{}, 64), release: make(chan struct{})}
+}
+
+func (d *blockDev) Write(frames [][]byte) (int, error) {
+	select {
+	case d.entered <- struct{}{}:
+	default:
+	}
+	<-d.release
+	return d.memDev.Write(frames)
+}
+
+func (d *blockDev) unblock() { d.once.Do(func() { close(d.release) }) }
+
+func (d *blockDev) SetWriteDeadline(time.Time) error { d.unblock(); return nil }
+
+// TestExceptionUpFloodKeepsDown: local traffic towards a kernel that takes nothing fills the up
+// direction (the writer waits in Write, the queue holds the rest) until Up drops and counts the
+// rest as no buffer; what the kernel sends meanwhile (its ARP, a routing daemon's keepalives)
+// still gets buffers, comes down and is taken, none of it dropped. Once the kernel drains, every
+// queued frame is written, and every frame is counted once.
+func TestExceptionUpFloodKeepsDown(t *testing.T) {
+	pool := mustPool(t) // the up direction's 64 buffers
+	src := mustPool(t)  // the stage's frames, handed to Up
+	demux, _ := testRouter(t, src)
+	dev := newBlockDev()
+	x, err := New(&Config{Demux: demux, Devices: []Device{nil, dev}, Pool: pool, Queue: 128, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Start()
+	w := x.Worker(0)
+	b := frame.NewBatch(8)
+	localBatch(t, src, b, 8, 1)
+	w.Up(b)
+	select {
+	case <-dev.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the writer never wrote")
+	}
+	const flood = 25 * 8
+	for range flood / 8 {
+		localBatch(t, src, b, 8, 1)
+		w.Up(b)
+	}
+	w.Flush()
+	c := x.Counters()
+	if c.Up != 64 || c.UpNoBuffer != flood+8-64 || c.UpQueueFull != 0 {
+		t.Errorf("counters %+v: want the 64 buffers of the pool up, the other %d counted as no buffer", c, flood+8-64)
+	}
+
+	// The kernel sends (its own ARP request) while the up direction is full.
+	reply := arpRequest(t, 0, netip.MustParseAddr("10.0.100.1"), netip.MustParseAddr("10.0.100.2"))
+	const kernel = 40
+	for range kernel {
+		dev.in <- reply
+	}
+	taken := 0
+	down := frame.NewBatch(16)
+	for deadline := time.Now().Add(10 * time.Second); taken < kernel && time.Now().Before(deadline); {
+		n := w.Take(0, down)
+		for i := range n {
+			if d := down.Bytes(i); len(d) != len(reply)+4 || d[12] != 0x81 || d[15] != 100 {
+				t.Errorf("down frame %x: want the reply tagged with VLAN 100", d)
+			}
+		}
+		taken += n
+		down.Free()
+		if n == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	w.Flush()
+	if c := x.Counters(); taken != kernel || c.Read != kernel || c.Down != kernel || c.Taken != kernel || c.DownNoBuffer != 0 {
+		t.Errorf("took %d, counters %+v: want all %d frames of the kernel read, queued and taken, none without a buffer", taken, c, kernel)
+	}
+
+	dev.unblock()
+	for deadline := time.Now().Add(10 * time.Second); x.Counters().Written < 64 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = x.Counters()
+	if c.Up+c.UpNoBuffer != flood+8 || c.Written != 64 || len(dev.written()) != 64 || c.WriteErrors+c.Closed != 0 {
+		t.Errorf("counters %+v (device got %d): want every frame up or dropped, the 64 up written", c, len(dev.written()))
+	}
+	if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
+	}
+	if n := src.InUse(); n != 0 {
+		t.Errorf("Up kept %d of the stage's buffers", n)
+	}
+}
+
+// TestExceptionDownFloodKeepsUp: the kernel sends more than the workers take, and the down pool
+// runs out (the rest read is counted as no buffer); Up still gets buffers and the local frames
+// reach the kernel. Every frame is counted once, and no buffer is lost.
+func TestExceptionDownFloodKeepsUp(t *testing.T) {
+	pool, src := mustPool(t), mustPool(t)
+	downPool, err := frame.NewPool(&frame.PoolConfig{Buffers: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demux, _ := testRouter(t, src)
+	dev := newMemDev()
+	x, err := New(&Config{Demux: demux, Devices: []Device{nil, dev}, Pool: pool, DownPool: downPool, Queue: 64, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Pool() != downPool {
+		t.Fatal("Pool is not the down pool")
+	}
+	x.Start()
+	reply := arpRequest(t, 0, netip.MustParseAddr("10.0.100.1"), netip.MustParseAddr("10.0.100.2"))
+	const kernel = 100
+	for range kernel {
+		dev.in <- reply
+	}
+	for deadline := time.Now().Add(10 * time.Second); x.Counters().Read < kernel && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if c := x.Counters(); c.Read != kernel || c.Down != 16 || c.DownNoBuffer != kernel-16 {
+		t.Errorf("counters %+v: want %d read, the down pool's 16 queued, the rest counted as no buffer", c, kernel)
+	}
+
+	w := x.Worker(0)
+	b := frame.NewBatch(8)
+	localBatch(t, src, b, 8, 1)
+	w.Up(b)
+	w.Flush()
+	for deadline := time.Now().Add(10 * time.Second); len(dev.written()) < 8 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	down := frame.NewBatch(64)
+	taken := w.Take(0, down)
+	down.Free()
+	w.Flush()
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := x.Counters()
+	if c.Up != 8 || c.UpNoBuffer != 0 || c.Written != 8 || len(dev.written()) != 8 {
+		t.Errorf("counters %+v (device got %d): want the 8 local frames up and written while the down pool is empty", c, len(dev.written()))
+	}
+	if taken != 16 || c.Taken != 16 || c.Read != c.Down+c.DownNoBuffer || c.Closed != 0 {
+		t.Errorf("took %d, counters %+v: want the 16 queued taken, every frame read counted once", taken, c)
+	}
+	if n, m := pool.InUse(), downPool.InUse(); n+m != 0 {
+		t.Errorf("%d and %d buffers still out", n, m)
 	}
 }

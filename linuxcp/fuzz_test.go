@@ -39,10 +39,10 @@ func FuzzException(f *testing.F) {
 			n := x.up[i].DequeueBurst(drain)
 			pool.Release(drain[:n])
 		}
-		// Down: a read of kernelLen bytes (data, then zeros) into a fresh buffer.
+		// Down: a read of kernelLen bytes (data, then zeros) into a fresh buffer of the down pool.
 		b.Frames = b.Frames[:0]
-		pool.Alloc(b, 1)
-		r := b.Frames[0].Room(pool.Mem())
+		x.Pool().Alloc(b, 1)
+		r := b.Frames[0].Room(x.Pool().Mem())
 		copy(r[:cap(r)], data)
 		sizes := []int{max(kernelLen, 0)}
 		vw := demux.NewWorker()
@@ -54,9 +54,9 @@ func FuzzException(f *testing.F) {
 				break
 			}
 		}
-		pool.Release(b.Frames)
-		if n := pool.InUse(); n != 0 {
-			t.Fatalf("%d buffers lost", n)
+		x.Pool().Release(b.Frames)
+		if n, m := pool.InUse(), x.Pool().InUse(); n+m != 0 {
+			t.Fatalf("%d and %d buffers lost", n, m)
 		}
 	})
 }
