@@ -40,8 +40,8 @@ import (
 // With extra TPIDs (Parser.n != 0) the dispatchers skip the fast function: the fast functions know
 // only 0x8100 and 0x88a8. The package-level functions pass n as the constant 0, so no check remains.
 //
-// As in the batch loops, a fast function slices the arena at the frame's offset with a constant
-// length and relies on the slice's own bounds check: for a valid descriptor (frame.Frame: headroom,
+// A fast function slices the arena at the frame's offset with a constant length and relies on the
+// slice's own bounds check: for a valid descriptor (frame.Frame: headroom,
 // bytes and tailroom inside the arena) it never fails; for an invalid one it panics where the
 // general path would too, or works on the header bytes that lie inside the arena.
 
@@ -200,6 +200,12 @@ func setTCIVia(n int, p *Parser, b *frame.Batch, i int, tci TCI, fast func(*fram
 	}
 	return slow(p, b, i, tci)
 }
+
+// The standard TPIDs as a little-endian load of their wire bytes sees them.
+const (
+	wireQ  = TPID8021Q>>8 | TPID8021Q&0xff<<8
+	wireAD = TPID8021AD>>8 | TPID8021AD&0xff<<8
+)
 
 // setTCIStd rewrites the TCI of frame i when its outer tag has a standard TPID and is in the bytes.
 func setTCIStd(b *frame.Batch, i int, tci TCI) bool {

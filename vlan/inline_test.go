@@ -137,8 +137,8 @@ func TestFastPathsTaken(t *testing.T) {
 	}
 }
 
-// TestFastMatchesGeneralRandom: checkFast on many random edge batches (TestBatchEqualsPerFrameEdges
-// and FuzzBatch run it too).
+// TestFastMatchesGeneralRandom: checkFast on many random edge batches (TestEdges and FuzzEdges run
+// it too).
 func TestFastMatchesGeneralRandom(t *testing.T) {
 	for seed := uint64(1000); seed < 1200; seed++ {
 		checkFast(t, fmt.Sprintf("seed %d", seed), func() chooser { return rand.New(rand.NewPCG(seed, 11)) })

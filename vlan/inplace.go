@@ -113,7 +113,11 @@ func (w *Worker) inPlaceFrame(fixed *portTable, b *frame.Batch, i, k int) int {
 	return k + 1
 }
 
-const countersSize = unsafe.Sizeof(Counters{})
+// The sizes the fast loops below step by when they walk the descriptors and the counters.
+const (
+	frameSize    = unsafe.Sizeof(frame.Frame{})
+	countersSize = unsafe.Sizeof(Counters{})
+)
 
 // inPlaceMin is the length a frame needs for the fast loops: room for an outer and an inner tag
 // and the EtherType after them, so that every byte lookup would read is there.
@@ -126,8 +130,10 @@ const inPlaceMin = EthLen + HeaderLen
 // interface; L3 = 22; else the outer entry's own interface). A priority tag (VID 0) stops the loop,
 // which hands the frame to inPlaceFrame; so does any frame outside those conditions.
 //
-// They walk the descriptors by byte offset as the batch forms do (see batch.go) and read the TPID
-// and TCI as one big-endian word. A run from frame i to frame j (where it stopped) with k kept
+// They walk the descriptors by byte offset p < len(fr)*frameSize and take &fr[p/frameSize] with
+// unsafe.Add: the same element the index would give, always inside fr, in fewer loop instructions
+// than an index (which needs an increment, a compare, a copy and a shift by 5 for the 32-byte
+// stride). They read the TPID and TCI as one big-endian word. A run from frame i to frame j (where it stopped) with k kept
 // before and k' after dropped j-i-(k'-k) frames for want of an interface: the loops do not count
 // them. Kept frames are counted and moved to position k as inPlaceFrame does; the counters are
 // reached without a bounds check (the caller checked once per batch that w.local has an entry for
