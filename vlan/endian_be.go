@@ -2,6 +2,6 @@
 
 package vlan
 
-// littleEndian is false here (or with -tags vlan_portable, which runs these paths on any machine):
-// the fast paths store Frame.Len, Frame.Head and tags field by field.
-const littleEndian = false
+// fastMem is false here (or with -tags vlan_portable, which runs these paths on any machine):
+// mem.go's helpers store Frame.Len, Frame.Head and tags field by field and index slices.
+const fastMem = false

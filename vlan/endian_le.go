@@ -2,7 +2,8 @@
 
 package vlan
 
-// littleEndian: a uint32 at &Frame.Len holds Len in its low half and Head in its high half, and one
-// at &Tag holds TPID low and TCI high, so the fast paths (inline.go) update both halves with one add
-// or store. (-tags vlan_portable takes the field-by-field paths here too, to test them.)
-const littleEndian = true
+// fastMem: mem.go's helpers use word accesses and pointer arithmetic. On a little-endian machine a
+// uint32 at &Frame.Len holds Len in its low half and Head in its high half, and one at a Tag holds
+// the TPID low and the TCI high, so one add or store updates both halves. (-tags vlan_portable
+// takes the field-by-field paths here too, to test them.)
+const fastMem = true

@@ -2,7 +2,7 @@ package vlan
 
 import (
 	"encoding/binary"
-	"unsafe"
+	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -90,11 +90,7 @@ func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uin
 	if t := uint16(y >> 16); t != TPID8021Q && t != TPID8021AD {
 		h.Inner = Tag{}
 		h.EtherType = t
-		if littleEndian {
-			*(*uint32)(unsafe.Pointer(&h.Outer)) = x<<16 | x>>16
-		} else {
-			h.Outer = Tag{uint16(x >> 16), TCI(x)}
-		}
+		putOuter(h, bits.RotateLeft32(x, 16))
 		h.N, h.Len = 1, EthLen
 		return true
 	}
@@ -103,12 +99,8 @@ func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uin
 
 // parseQinQ is parseStd's two-tag case; x and y are the words at bytes 12 and 16.
 func parseQinQ(b []byte, h *Header, x, y uint32) bool {
-	if littleEndian {
-		*(*uint32)(unsafe.Pointer(&h.Outer)) = x<<16 | x>>16
-		*(*uint32)(unsafe.Pointer(&h.Inner)) = y<<16 | y>>16
-	} else {
-		h.Outer, h.Inner = Tag{uint16(x >> 16), TCI(x)}, Tag{uint16(y >> 16), TCI(y)}
-	}
+	putOuter(h, bits.RotateLeft32(x, 16))
+	putInner(h, bits.RotateLeft32(y, 16))
 	h.EtherType = binary.BigEndian.Uint16(b[EthLen+2:])
 	h.N, h.Len = 2, EthLen+HeaderLen
 	return true
@@ -142,8 +134,8 @@ func pushMove(mem []byte, f *frame.Frame, t Tag) bool {
 	copy(d[:macLen], d[HeaderLen:]) // one 8-byte and one 4-byte load, then the stores
 	binary.BigEndian.PutUint32(d[macLen:], uint32(t.TPID)<<16|uint32(t.TCI))
 	f.Off -= HeaderLen
-	if littleEndian { // Len += 4, Head -= 4 as one add: no carry or borrow (checked by pushCheck)
-		*(*uint32)(unsafe.Pointer(&f.Len)) -= HeaderLen<<16 - HeaderLen
+	if fastMem { // Len += 4, Head -= 4 as one add: no carry or borrow (checked by pushCheck)
+		*word32(&f.Len) -= HeaderLen<<16 - HeaderLen
 	} else {
 		f.Len += HeaderLen
 		f.Head -= HeaderLen
@@ -182,8 +174,8 @@ func popMove(mem []byte, f *frame.Frame) (Tag, bool) {
 	if x := binary.BigEndian.Uint32(d[macLen:]); x>>16 == uint32(TPID8021Q) || x>>16 == uint32(TPID8021AD) {
 		copy(d[HeaderLen:EthLen-2], d[:macLen]) // one 8-byte and one 4-byte load, then the stores
 		f.Off += HeaderLen
-		if littleEndian { // Len -= 4, Head += 4 as one add: no borrow or carry (checked by popCheck)
-			*(*uint32)(unsafe.Pointer(&f.Len)) += HeaderLen<<16 - HeaderLen
+		if fastMem { // Len -= 4, Head += 4 as one add: no borrow or carry (checked by popCheck)
+			*word32(&f.Len) += HeaderLen<<16 - HeaderLen
 		} else {
 			f.Len -= HeaderLen
 			f.Head += HeaderLen
