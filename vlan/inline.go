@@ -90,7 +90,11 @@ func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uin
 	if t := uint16(y >> 16); t != TPID8021Q && t != TPID8021AD {
 		h.Inner = Tag{}
 		h.EtherType = t
-		putOuter(h, bits.RotateLeft32(x, 16))
+		if fastMem {
+			putOuter(h, bits.RotateLeft32(x, 16))
+		} else {
+			h.Outer = Tag{uint16(x >> 16), TCI(x)}
+		}
 		h.N, h.Len = 1, EthLen
 		return true
 	}
@@ -99,8 +103,12 @@ func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uin
 
 // parseQinQ is parseStd's two-tag case; x and y are the words at bytes 12 and 16.
 func parseQinQ(b []byte, h *Header, x, y uint32) bool {
-	putOuter(h, bits.RotateLeft32(x, 16))
-	putInner(h, bits.RotateLeft32(y, 16))
+	if fastMem {
+		putOuter(h, bits.RotateLeft32(x, 16))
+		putInner(h, bits.RotateLeft32(y, 16))
+	} else {
+		h.Outer, h.Inner = Tag{uint16(x >> 16), TCI(x)}, Tag{uint16(y >> 16), TCI(y)}
+	}
 	h.EtherType = binary.BigEndian.Uint16(b[EthLen+2:])
 	h.N, h.Len = 2, EthLen+HeaderLen
 	return true

@@ -9,9 +9,9 @@ import (
 // The package's unsafe memory accesses are the helpers in this file, each small enough to inline:
 // word32 (two adjacent uint16 fields as one 4-byte word), putOuter and putInner (a Header's tag as
 // one 4-byte store), frameAt and counterAt (a descriptor or a counter block by offset, without a
-// bounds check). The constant fastMem (endian_le.go, endian_be.go) chooses: callers use word32 only
-// where it holds and have a field-by-field path for the other machines; the other helpers store
-// field by field and index their slice there. So a build with -tags vlan_portable runs no unsafe
+// bounds check). The constant fastMem (endian_le.go, endian_be.go) chooses: callers use word32,
+// putOuter and putInner only where it holds and have a field-by-field path for the other machines;
+// frameAt and counterAt index their slice there. So a build with -tags vlan_portable runs no unsafe
 // access at all; TestPortable runs the package's tests built that way and compares a digest of
 // what both builds compute (TestDigest).
 //
@@ -48,23 +48,11 @@ var (
 func word32(p *uint16) *uint32 { return (*uint32)(unsafe.Pointer(p)) }
 
 // putOuter sets h.Outer to w, the tag as a word with the TPID in its low half and the TCI in its
-// high half: one 4-byte store where fastMem.
-func putOuter(h *Header, w uint32) {
-	if fastMem {
-		*(*uint32)(unsafe.Pointer(&h.Outer)) = w
-	} else {
-		h.Outer = Tag{uint16(w), TCI(w >> 16)}
-	}
-}
+// high half, with one 4-byte store. Only where fastMem.
+func putOuter(h *Header, w uint32) { *(*uint32)(unsafe.Pointer(&h.Outer)) = w }
 
 // putInner is putOuter for h.Inner.
-func putInner(h *Header, w uint32) {
-	if fastMem {
-		*(*uint32)(unsafe.Pointer(&h.Inner)) = w
-	} else {
-		h.Inner = Tag{uint16(w), TCI(w >> 16)}
-	}
-}
+func putInner(h *Header, w uint32) { *(*uint32)(unsafe.Pointer(&h.Inner)) = w }
 
 // frameAt returns &fr[p/frameSize] for a byte offset p, a multiple of frameSize below
 // len(fr)*frameSize, which the caller's loop guarantees: one add, where the index would cost a shift
