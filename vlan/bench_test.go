@@ -44,16 +44,6 @@ func BenchmarkParse(b *testing.B) {
 				b.Fatal("nothing parsed")
 			}
 		})
-		b.Run(c.name+"/api=batch", func(b *testing.B) {
-			b.ReportAllocs()
-			hs := make([]Header, nframes)
-			m := benchutil.Start(b)
-			done := 0
-			for done < b.N {
-				done += ParseBatch(fb, hs)
-			}
-			m.Report(b, done)
-		})
 	}
 }
 
@@ -78,10 +68,10 @@ func bigHeadroom(b *testing.B, tags int) (*frame.Batch, []frame.Frame) {
 	return fb, append([]frame.Frame(nil), fb.Frames...)
 }
 
-// One op is one frame in every benchmark below; api=batch runs the batch form over 64 frames at a
-// time. Restoring descriptors when headroom (push) or tags (pop) run out happens once per several
-// hundred rounds and is included; BenchmarkPop/restore-only measures the pop restore by itself
-// (push restores 64 descriptors, 2 KiB, once per 768 rounds: negligible).
+// One op is one frame in every benchmark below (api=frame: the per-frame function). Restoring
+// descriptors when headroom (push) or tags (pop) run out happens once per several hundred rounds
+// and is included; BenchmarkPop/restore-only measures the pop restore by itself (push restores 64
+// descriptors, 2 KiB, once per 768 rounds: negligible).
 
 func BenchmarkPush(b *testing.B) {
 	b.Run("api=frame", func(b *testing.B) {
@@ -96,20 +86,6 @@ func BenchmarkPush(b *testing.B) {
 			}
 		}
 		m.Report(b, b.N)
-	})
-	b.Run("api=batch", func(b *testing.B) {
-		fb, saved := bigHeadroom(b, 0)
-		b.ReportAllocs()
-		m := benchutil.Start(b)
-		done := 0
-		for done < b.N {
-			if fb.Frames[0].Head < HeaderLen {
-				copy(fb.Frames, saved)
-			}
-			PushBatch(fb, C(10))
-			done += len(fb.Frames)
-		}
-		m.Report(b, done)
 	})
 }
 
@@ -147,23 +123,6 @@ func BenchmarkPop(b *testing.B) {
 		}
 		m.Report(b, b.N)
 	})
-	b.Run("api=batch", func(b *testing.B) {
-		fb, saved, bytes := setup(b)
-		b.ReportAllocs()
-		m := benchutil.Start(b)
-		done := 0
-		for done < b.N {
-			if fb.Frames[0].Head >= 3072-4 {
-				restore(fb, saved, bytes)
-			}
-			n := PopBatch(fb)
-			if n != len(fb.Frames) {
-				b.Fatalf("popped %d of %d", n, len(fb.Frames))
-			}
-			done += n
-		}
-		m.Report(b, done)
-	})
 	// The restore alone, per frame popped (one restore serves depth pops of each of the 64
 	// frames): the share of the two figures above that is the benchmark's own upkeep.
 	b.Run("restore-only", func(b *testing.B) {
@@ -188,16 +147,6 @@ func BenchmarkRewrite(b *testing.B) {
 			SetTCI(fb, i&(nframes-1), TCI(i&0x3ff|1))
 		}
 		m.Report(b, b.N)
-	})
-	b.Run("api=batch", func(b *testing.B) {
-		fb, _ := bigHeadroom(b, 1)
-		b.ReportAllocs()
-		m := benchutil.Start(b)
-		done := 0
-		for done < b.N {
-			done += SetTCIBatch(fb, TCI(done&0x3ff|1))
-		}
-		m.Report(b, done)
 	})
 }
 

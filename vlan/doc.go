@@ -26,6 +26,6 @@
 // Parser made with NewParser.
 //
 // The fuzz targets hold Parse, Push, Pop and SetTCI to gopacket's Ethernet and Dot1Q decoders and
-// the batch forms to the per-frame functions; scripts/fuzz.sh vlan 10s runs them all with the
-// flags that keep the fuzzer searching (-fuzzminimizetime 200x).
+// to their general paths, and ClassifyInPlace's fast loops to its general path; scripts/fuzz.sh
+// vlan 10s runs them all with the flags that keep the fuzzer searching (-fuzzminimizetime 200x).
 package vlan

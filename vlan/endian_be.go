@@ -1,7 +1,9 @@
-//go:build !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64 || wasm) || vlan_portable
+//go:build !(amd64 || arm || arm64 || loong64 || ppc64le || riscv64 || wasm) || vlan_portable
 
 package vlan
 
-// littleEndian is false here (or with -tags vlan_portable, which runs these paths on any machine):
-// the fast paths store Frame.Len, Frame.Head and tags field by field.
-const littleEndian = false
+// fastMem is false here (big-endian machines, 386 and little-endian MIPS, whose compiler has no
+// rotate intrinsic; or -tags vlan_portable, which runs these paths on any machine): mem.go's
+// helpers are not used for word accesses, Frame.Len, Frame.Head and tags are stored field by field
+// and slices indexed.
+const fastMem = false

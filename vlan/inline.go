@@ -2,7 +2,7 @@ package vlan
 
 import (
 	"encoding/binary"
-	"unsafe"
+	"math/bits"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -40,8 +40,8 @@ import (
 // With extra TPIDs (Parser.n != 0) the dispatchers skip the fast function: the fast functions know
 // only 0x8100 and 0x88a8. The package-level functions pass n as the constant 0, so no check remains.
 //
-// As in the batch loops, a fast function slices the arena at the frame's offset with a constant
-// length and relies on the slice's own bounds check: for a valid descriptor (frame.Frame: headroom,
+// A fast function slices the arena at the frame's offset with a constant length and relies on the
+// slice's own bounds check: for a valid descriptor (frame.Frame: headroom,
 // bytes and tailroom inside the arena) it never fails; for an invalid one it panics where the
 // general path would too, or works on the header bytes that lie inside the arena.
 
@@ -90,8 +90,8 @@ func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uin
 	if t := uint16(y >> 16); t != TPID8021Q && t != TPID8021AD {
 		h.Inner = Tag{}
 		h.EtherType = t
-		if littleEndian {
-			*(*uint32)(unsafe.Pointer(&h.Outer)) = x<<16 | x>>16
+		if fastMem {
+			putOuter(h, bits.RotateLeft32(x, 16))
 		} else {
 			h.Outer = Tag{uint16(x >> 16), TCI(x)}
 		}
@@ -103,9 +103,9 @@ func parseDot1Q(x, y uint32, b []byte, h *Header, qinq func([]byte, *Header, uin
 
 // parseQinQ is parseStd's two-tag case; x and y are the words at bytes 12 and 16.
 func parseQinQ(b []byte, h *Header, x, y uint32) bool {
-	if littleEndian {
-		*(*uint32)(unsafe.Pointer(&h.Outer)) = x<<16 | x>>16
-		*(*uint32)(unsafe.Pointer(&h.Inner)) = y<<16 | y>>16
+	if fastMem {
+		putOuter(h, bits.RotateLeft32(x, 16))
+		putInner(h, bits.RotateLeft32(y, 16))
 	} else {
 		h.Outer, h.Inner = Tag{uint16(x >> 16), TCI(x)}, Tag{uint16(y >> 16), TCI(y)}
 	}
@@ -142,8 +142,8 @@ func pushMove(mem []byte, f *frame.Frame, t Tag) bool {
 	copy(d[:macLen], d[HeaderLen:]) // one 8-byte and one 4-byte load, then the stores
 	binary.BigEndian.PutUint32(d[macLen:], uint32(t.TPID)<<16|uint32(t.TCI))
 	f.Off -= HeaderLen
-	if littleEndian { // Len += 4, Head -= 4 as one add: no carry or borrow (checked by pushCheck)
-		*(*uint32)(unsafe.Pointer(&f.Len)) -= HeaderLen<<16 - HeaderLen
+	if fastMem { // Len += 4, Head -= 4 as one add: no carry or borrow (checked by pushCheck)
+		*word32(&f.Len) -= HeaderLen<<16 - HeaderLen
 	} else {
 		f.Len += HeaderLen
 		f.Head -= HeaderLen
@@ -182,8 +182,8 @@ func popMove(mem []byte, f *frame.Frame) (Tag, bool) {
 	if x := binary.BigEndian.Uint32(d[macLen:]); x>>16 == uint32(TPID8021Q) || x>>16 == uint32(TPID8021AD) {
 		copy(d[HeaderLen:EthLen-2], d[:macLen]) // one 8-byte and one 4-byte load, then the stores
 		f.Off += HeaderLen
-		if littleEndian { // Len -= 4, Head += 4 as one add: no borrow or carry (checked by popCheck)
-			*(*uint32)(unsafe.Pointer(&f.Len)) += HeaderLen<<16 - HeaderLen
+		if fastMem { // Len -= 4, Head += 4 as one add: no borrow or carry (checked by popCheck)
+			*word32(&f.Len) += HeaderLen<<16 - HeaderLen
 		} else {
 			f.Len -= HeaderLen
 			f.Head += HeaderLen
@@ -200,6 +200,12 @@ func setTCIVia(n int, p *Parser, b *frame.Batch, i int, tci TCI, fast func(*fram
 	}
 	return slow(p, b, i, tci)
 }
+
+// The standard TPIDs as a little-endian load of their wire bytes sees them.
+const (
+	wireQ  = TPID8021Q>>8 | TPID8021Q&0xff<<8
+	wireAD = TPID8021AD>>8 | TPID8021AD&0xff<<8
+)
 
 // setTCIStd rewrites the TCI of frame i when its outer tag has a standard TPID and is in the bytes.
 func setTCIStd(b *frame.Batch, i int, tci TCI) bool {

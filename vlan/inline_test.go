@@ -137,8 +137,8 @@ func TestFastPathsTaken(t *testing.T) {
 	}
 }
 
-// TestFastMatchesGeneralRandom: checkFast on many random edge batches (TestBatchEqualsPerFrameEdges
-// and FuzzBatch run it too).
+// TestFastMatchesGeneralRandom: checkFast on many random edge batches (TestEdges and FuzzEdges run
+// it too).
 func TestFastMatchesGeneralRandom(t *testing.T) {
 	for seed := uint64(1000); seed < 1200; seed++ {
 		checkFast(t, fmt.Sprintf("seed %d", seed), func() chooser { return rand.New(rand.NewPCG(seed, 11)) })
@@ -146,7 +146,7 @@ func TestFastMatchesGeneralRandom(t *testing.T) {
 }
 
 // TestInlined: the per-frame functions and their fast paths are inlined into a caller (here the
-// benchmarks), which is what their speed rests on. Correctness does not: a piece that is not inlined
+// benchmarks), and mem.go's helpers into theirs, which is what their speed rests on. Correctness does not: a piece that is not inlined
 // is a call. Allocations do, in one case: where the dispatchers (xxxVia) are not inlined, as under
 // -gcflags=-l (debug builds), their function parameters are unknown functions, so Parse's *Header
 // escapes and Parse allocates; TestZeroAllocs holds for optimized builds. TestInlined asks the
@@ -168,24 +168,48 @@ func TestInlined(t *testing.T) {
 			t.Errorf("%s is not inlined into the benchmarks", fn)
 		}
 	}
+	// mem.go's helpers are inlined wherever they are called (and each is called).
+	for _, fn := range []string{"word32", "putOuter", "putInner", "frameAt", "counterAt"} {
+		if !regexp.MustCompile(`mem\.go:\d+:\d+: can inline ` + fn + `\b`).Match(out) {
+			t.Errorf("%s cannot be inlined", fn)
+		}
+		if !regexp.MustCompile(`\.go:\d+:\d+: inlining call to ` + fn + `\b`).Match(out) {
+			t.Errorf("%s is not inlined into its callers", fn)
+		}
+	}
 }
 
 // TestPortable runs this package's tests again built with -tags vlan_portable: the field-by-field
-// paths that big-endian targets take instead of the little-endian word stores (inline.go), which
-// a default build on this machine does not compile. Skipped in -short mode (the child runs with
-// -short) and where go is not found.
+// and indexed paths that big-endian targets take instead of mem.go's word accesses and pointer
+// arithmetic, which a default build on this machine does not run. The child's TestDigest writes
+// memDigest, which must equal this build's. Skipped in -short mode (the child runs with -short)
+// and where go is not found.
 func TestPortable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the package's tests with -tags vlan_portable")
 	}
-	out := goCommand(t, "test", "-short", "-count=1", "-tags", "vlan_portable", ".")
+	file := filepath.Join(t.TempDir(), "digest")
+	out := goCommandEnv(t, []string{"VLAN_DIGEST=" + file}, "test", "-short", "-count=1", "-tags", "vlan_portable", ".")
 	t.Logf("%s", out)
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the vlan_portable build wrote no digest: %v", err)
+	}
+	if want := memDigest(t); string(got) != want {
+		t.Fatalf("vlan_portable build computes digest %s, this build %s", got, want)
+	}
 }
 
 // goCommand runs the go command in this package's directory, with GOFLAGS cleared so that the
 // caller's flags (-json, -race, -trimpath, ...) do not change what it prints, and returns its
 // output; it fails the test if the command fails and skips it if there is no go command.
 func goCommand(t *testing.T, args ...string) []byte {
+	t.Helper()
+	return goCommandEnv(t, nil, args...)
+}
+
+// goCommandEnv is goCommand with env added to the command's environment.
+func goCommandEnv(t *testing.T, env []string, args ...string) []byte {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -197,7 +221,7 @@ func goCommand(t *testing.T, args ...string) []byte {
 		}
 	}
 	cmd := exec.Command(gobin, args...)
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	cmd.Env = append(append(os.Environ(), "GOFLAGS="), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %v: %v\n%s", args, err, out)

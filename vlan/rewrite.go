@@ -3,7 +3,6 @@ package vlan
 import (
 	"encoding/binary"
 	"fmt"
-	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 )
@@ -21,6 +20,7 @@ const rewriteMax = 24
 // A Rewrite is an immutable value without pointers: copy it, keep arrays of them (one per next hop),
 // share them between workers.
 type Rewrite struct {
+	_     [0]uint32        // 4-byte aligned, for Apply's load of iface and l3 as one word
 	hdr   [rewriteMax]byte // right-aligned: the header is the last n bytes
 	iface uint16           // iface and l3 are Frame.Out and Frame.L3 as Apply sets them: adjacent,
 	l3    uint16           // in that order, so that Apply copies them with one 4-byte store
@@ -28,12 +28,6 @@ type Rewrite struct {
 	ok    bool             // built by Demux.Rewrite
 	port  uint16
 }
-
-// Apply copies Rewrite.iface and Rewrite.l3 into Frame.Out and Frame.L3 as one word.
-var (
-	_ [unsafe.Offsetof(frame.Frame{}.Out) + 2]struct{} = [unsafe.Offsetof(frame.Frame{}.L3)]struct{}{}
-	_ [unsafe.Offsetof(Rewrite{}.iface) + 2]struct{}   = [unsafe.Offsetof(Rewrite{}.l3)]struct{}{}
-)
 
 // Rewrite builds the header of interface iface towards the neighbour with address dst, sent from
 // src, for payloads of type etype (frame.TypeIPv4 for a router's IPv4 traffic). It returns ErrRange
@@ -116,7 +110,11 @@ func (w *Worker) Apply(b *frame.Batch, i int, rw *Rewrite) error {
 		*(*[rewriteMax]byte)(b.Mem[l3-rewriteMax : l3]) = rw.hdr
 		f.Off = uint32(l3 - n)
 		f.Len, f.Head = uint16(ln), uint16(front-n)
-		*(*uint32)(unsafe.Pointer(&f.Out)) = *(*uint32)(unsafe.Pointer(&rw.iface)) // Out, L3 = iface, n
+		if fastMem {
+			*word32(&f.Out) = *word32(&rw.iface) // Out, L3 = iface, n
+		} else {
+			f.Out, f.L3 = rw.iface, rw.l3
+		}
 		f.Flags &^= frame.FlagVLAN
 		if id := int(rw.iface); id < len(w.local) {
 			c := &w.local[id]

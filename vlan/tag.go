@@ -92,8 +92,8 @@ func S(vid uint16) Tag { return Tag{TPID8021AD, TCI(vid & VIDMask)} }
 // Header is what Parse found: up to MaxTags tags, outermost first, and the EtherType behind them.
 //
 // Layout: 12 bytes, 4-byte aligned: Outer (bytes 0-3), Inner (4-7), EtherType (8-9), N (10),
-// Len (11). The batch loops write a Header with one 8-byte and one 4-byte store. Use int(h.Len)
-// where an int is needed; slicing with h.Len works as is.
+// Len (11). Parse's fast path stores each tag as one 4-byte word. Use int(h.Len) where an int is
+// needed; slicing with h.Len works as is.
 type Header struct {
 	_         [0]uint32
 	Outer     Tag    // valid when N >= 1
