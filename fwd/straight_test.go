@@ -119,9 +119,9 @@ func TestStraightLinesTake(t *testing.T) {
 	data := pkt{vid: 10, dstMAC: macV10, dst: far, ttl: 64, size: 30}.bytes(t)
 	for round := range 2 { // the first builds the adjacency entry
 		b := g.batch(t, data, data, data)
-		g.w.vw.ClassifyInPlace(0, b)
+		g.w.setPort(0)
 		dst := make([]uint32, len(b.Frames))
-		i, k := rxRun(b.Frames, b.Mem, g.w.macsHi, g.r.local.filter, dst, 0, 0)
+		i, k := rxRun(b.Frames, b.Mem, &g.w.rxt, dst, 0, 0)
 		if i != 3 || k != 3 {
 			t.Fatalf("rxRun stopped at %d, kept %d", i, k)
 		}

@@ -44,17 +44,22 @@ type Tap interface {
 
 // Worker forwards batches for one goroutine. Its counters are plain increments published by Flush.
 type Worker struct {
-	r      *Router
-	vw     *vlan.Worker
-	dst    []uint32
-	nh     []uint32
-	out    Output
-	drop   *frame.Batch // the batch's dropped frames, released at the end of Process
-	cnt    [numCounters]uint64
-	pub    [numCounters]atomic.Uint64
-	macs   []uint64 // per interface ID, the router's MAC as mac48 reads it
-	macsHi []uint64 // the same as macKey gives it, for rxRun
-	ipid   uint16
+	r    *Router
+	vw   *vlan.Worker
+	dst  []uint32
+	nh   []uint32
+	out  Output
+	drop *frame.Batch // the batch's dropped frames, released at the end of Process
+	cnt  [numCounters]uint64
+	pub  [numCounters]atomic.Uint64
+	macs []uint64 // per interface ID, the router's MAC as mac48 reads it
+	ipid uint16
+
+	rxt    rxTables         // rxRun's tables (buildClassifier)
+	rxc    []*vlan.Counters // per interface ID: the vlan worker's counters (nil: none), for flushRx
+	rxSlot []int            // per interface ID: its slot in rxt.tab + 1 (0: none)
+	one    frame.Batch      // one frame of the input, for vlan's classification of what rxRun leaves
+	slow   []int32          // pass 1: the positions of the frames special kept (pass 3 gives them forwardSlow)
 
 	general bool // every frame takes the general paths (special, forwardSlow): a test's reference
 
@@ -135,14 +140,12 @@ func (r *Router) NewWorker(batch int) *Worker {
 		batch = frame.DefaultBatch
 	}
 	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch),
-		drop: frame.NewBatch(batch)}
+		drop: frame.NewBatch(batch), slow: make([]int32, 0, batch)}
 	w.noRoute = adj{adjFields: adjFields{kind: adjNoRoute}}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
-		var m [8]byte
-		copy(m[:], ifc.MAC[:])
-		w.macsHi = append(w.macsHi, macKey(binary.NativeEndian.Uint64(m[:])))
 	}
+	w.buildClassifier()
 	w.bcast = make([]adj, len(r.ifaces))
 	for i := range r.ifaces {
 		w.bcast[i] = adj{adjFields: adjFields{kind: adjEgress}}
@@ -204,10 +207,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 // otherwise: frames would be lost).
 func (w *Worker) Process(port uint16, in *frame.Batch) *Output {
 	w.checkEmpty()
-	before := len(in.Frames)
-	w.vw.ClassifyInPlace(port, in) // no byte moves: the next hop's vlan.Rewrite replaces the whole L2 header below
-	w.cnt[DropVLAN] += uint64(before - len(in.Frames))
-	return w.route(in)
+	return w.route(port, in, true)
 }
 
 // Resume routes frames that an earlier Process handed out in Output.Unresolved (or any frames
@@ -217,7 +217,7 @@ func (w *Worker) Process(port uint16, in *frame.Batch) *Output {
 // and in is empty afterwards.
 func (w *Worker) Resume(in *frame.Batch) *Output {
 	w.checkEmpty()
-	return w.route(in)
+	return w.route(0, in, false)
 }
 
 // Unreachable answers every frame of in (classified as Resume takes them) with ICMP Destination
@@ -246,8 +246,8 @@ func (w *Worker) checkEmpty() {
 	}
 }
 
-// route is Process after the VLAN demux.
-func (w *Worker) route(in *frame.Batch) *Output {
+// route is Process (classify set: in as received on port) and Resume (in classified).
+func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 	o := &w.out
 	if len(in.Frames) > len(w.dst) {
 		panic(fmt.Sprintf("fwd: batch of %d frames, larger than the worker's %d", len(in.Frames), len(w.dst)))
@@ -259,26 +259,41 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	o.Unresolved.Adopt(in)
 	w.drop.Adopt(in)
 
-	// Pass 1: the receive checks; gather destinations. rxRun judges the common frame on a straight
-	// line and stops at any other, which w.special judges by every check in order: it moves the
-	// frame out of the batch or keeps it.
+	// Pass 1: VLAN classification and the receive checks; gather destinations. rxRun classifies
+	// and judges the common frame on a straight line and stops at any other, which vlan's
+	// ClassifyInPlace classifies (no byte moves: the next hop's vlan.Rewrite replaces the whole L2
+	// header below) and w.special judges by every check in order: it moves the frame out of the
+	// batch or keeps it. Resume's frames come classified, and all take special.
 	fr := in.Frames
 	dst := w.dst[:len(fr)]
+	fast := classify && !w.general
+	perPort := port == vlan.PerFramePort // rxRun takes the frames by runs of one port
+	if fast && !perPort {
+		w.setPort(port)
+	}
+	w.slow = w.slow[:0]
 	k := 0
-	for i := 0; ; i++ {
-		if !w.general {
-			i, k = rxRun(fr, in.Mem, w.macsHi, w.r.local.filter, dst, i, k)
-		}
-		if i >= len(fr) {
-			break
-		}
-		if a, keep := w.special(in, i); keep {
-			dst[k] = a
-			if k != i {
-				fr[k] = fr[i]
+	for i := 0; i < len(fr); {
+		if fast {
+			end := len(fr)
+			if perPort {
+				end = w.portRun(fr, i)
 			}
-			k++
+			if i, k = rxRun(fr[:end], in.Mem, &w.rxt, dst, i, k); i == end {
+				continue
+			}
 		}
+		if !classify || w.classifyOne(port, in, i) {
+			if a, keep := w.special(in, i); keep {
+				dst[k] = a
+				if k != i {
+					fr[k] = fr[i]
+				}
+				w.slow = append(w.slow, int32(k))
+				k++
+			}
+		}
+		i++
 	}
 	fr = fr[:k]
 
@@ -295,17 +310,27 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	}
 
 	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header, TTL; sort by egress port. txRun
-	// forwards the common frame on a straight line and stops at any other (and at every frame while
-	// a Tap is set), which w.forwardSlow handles after the adjacency cache has its entry.
+	// forwards the common frame of those rxRun kept on a straight line and stops at any other (and
+	// at every frame while a Tap is set), which w.forwardSlow handles after the adjacency cache has
+	// its entry; so do the frames special kept.
 	forwarded := 0
+	straight := w.tap == nil && !w.general
+	s := 0 // the next of w.slow
 	for i := 0; i < len(fr); i++ {
-		if w.tap == nil && !w.general {
+		end := len(fr) // the end of rxRun's frames from i on
+		if s < len(w.slow) {
+			end = int(w.slow[s])
+		}
+		if straight && i < end {
 			i0 := i
-			i = txRun(fr, nh, w.rw, in.Mem, i)
+			i = txRun(fr[:end], nh[:end], w.rw, in.Mem, i)
 			forwarded += i - i0
 			if i >= len(fr) {
 				break
 			}
+		}
+		if i == end {
+			s++
 		}
 		idx := nh[i]
 		a := w.adjFor(nhs, idx)
@@ -622,5 +647,6 @@ func (w *Worker) Flush() {
 	for i := range w.cnt {
 		w.pub[i].Store(w.cnt[i])
 	}
+	w.flushRx()
 	w.vw.Flush()
 }
