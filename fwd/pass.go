@@ -132,31 +132,42 @@ func headerSumBad(w0, w1 uint64, w2 uint32) bool {
 	return s%0xffff != 0
 }
 
+// txCursor is where txRun puts the next frame for one egress port: a slot of that port's egress
+// batch, inside its capacity (see Worker.openCursors).
+type txCursor struct {
+	base unsafe.Pointer // the batch's frames
+	off  uintptr        // the next one's offset from base
+}
+
 // txRun is pass 3's straight line over frames i to len(fr)-1 of fr (nh: the frames' next-hop
 // indexes), every one of which rxRun kept: a frame whose adjacency (rw) is a current ordinary next
 // hop within its MTU (adj.lim), with vlan.RewriteMax bytes of its own in front of the network
 // header, a length of 60 to 65535 bytes after the rewrite and a headroom below 65536 (as
 // vlan.Worker.Apply's common case requires; the headroom checked as if the header were 14 bytes:
-// a frame with 65522 bytes or more of headroom goes to Apply), and a checksum other than 0xfeff and 0xffff (see
-// ttlWord), gets the next hop's L2 header (what Apply's common case does: the block copied to end
-// at the network header; the descriptor's start, length, headroom, Out and L3 updated; the vlan
-// worker's TX counters), TTL - 1 and the checksum after it, and goes to the egress batch of its
-// port. It returns the index of the first frame it did not forward (len(fr) when none). What rxRun
-// checked stands: the frame lies inside mem, its network header's 20 bytes inside it, L3 is 14 or
-// 18, there is no out-of-band tag, and the TTL is above 1.
+// a frame with 65522 bytes or more of headroom goes to Apply), and a checksum other than 0xfeff and
+// 0xffff (see ttlWord), gets the next hop's L2 header (what Apply's common case does: the block
+// copied to end at the network header; the descriptor's start, length, headroom, Out and L3
+// updated; the vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to its egress
+// port's cursor (adj.cur), which has room for every frame from i on. It returns the index of the
+// first frame it did not forward (len(fr) when none). What rxRun checked stands: the frame lies
+// inside mem, its network header's 20 bytes inside it, L3 is 14 or 18, there is no out-of-band tag,
+// and the TTL is above 1.
 func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 	if len(nh) < len(fr) || uint(i) >= uint(len(fr)) {
 		return i
 	}
-	mp := unsafe.Pointer(unsafe.SliceData(mem))
-	ab := unsafe.Pointer(unsafe.SliceData(rw))
-	na := uint64(len(rw))
 	// The descriptors and next hops are walked by an offset from their last elements, up to 0, so
 	// that the loop's end is the sign of p.
 	l := len(fr) - 1
-	fe := unsafe.Pointer(&fr[l])
-	ne := unsafe.Pointer(&nh[l])
-	p := -int(frameSize) * (l - i)
+	p := txLoop(unsafe.Pointer(&fr[l]), unsafe.Pointer(&nh[l]), -int(frameSize)*(l-i),
+		unsafe.Pointer(unsafe.SliceData(rw)), uint64(len(rw)), unsafe.Pointer(unsafe.SliceData(mem)))
+	return l + p>>5 // p/frameSize
+}
+
+// txLoop is txRun's loop, from the frame at fe+p (p <= 0: fe is the last frame) on, its next-hop
+// index at ne+p/8, over the adjacencies at ab (na of them) and the arena at mp. It returns p where
+// it stopped.
+func txLoop(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsafe.Pointer) int {
 	for ; p <= 0; p += int(frameSize) {
 		idx := uint64(*(*uint32)(unsafe.Add(ne, p>>3))) // nh[l+p/frameSize]
 		if idx >= na {
@@ -176,24 +187,45 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 			break
 		}
 		to := unsafe.Add(h, -vlan.RewriteMax)
-		*(*uint64)(to) = a.blk[0]
-		*(*uint64)(unsafe.Add(to, 8)) = a.blk[1]
+		*(*[2]uint64)(to) = *(*[2]uint64)(unsafe.Pointer(&a.blk))
 		*(*uint64)(unsafe.Add(to, 16)) = a.blk[2]
 		// The descriptor goes to its egress batch whole and the copy is updated: updating it in
 		// place and then copying it would read back fields just stored one by one (a
 		// store-forwarding stall per frame).
-		e := a.eb
-		j := len(e.Frames)
-		e.Frames = e.Frames[:j+1]                                                                         // room: the batch holds at most len(in)
-		g := (*frame.Frame)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(e.Frames)), uintptr(j)*frameSize)) // &e.Frames[j]
+		c := a.cur
+		g := (*frame.Frame)(unsafe.Add(c.base, c.off))
+		c.off += frameSize
 		*g = *f
 		g.Off = uint32(abs - n)
 		g.Len, g.Head = uint16(ln), uint16(front-n)
 		*(*uint32)(unsafe.Pointer(&g.Out)) = a.outL3 // Out, L3
-		c := a.txc
-		c.TxPackets++
-		c.TxBytes += uint64(ln)
+		t := a.txc
+		t.TxPackets++
+		t.TxBytes += uint64(ln)
 		*x = ttlWord(*x) // TTL - 1 and the checksum after it
 	}
-	return l + p>>5 // p/frameSize
+	return p
+}
+
+// openCursors points the egress cursors at the end of each egress batch and reports whether each
+// has room for n frames more.
+func (w *Worker) openCursors(n int) bool {
+	if len(w.out.Egress) != len(w.cur) {
+		return false
+	}
+	for p, e := range w.out.Egress {
+		j := len(e.Frames)
+		if cap(e.Frames)-j < n {
+			return false
+		}
+		w.cur[p] = txCursor{unsafe.Pointer(unsafe.SliceData(e.Frames)), uintptr(j) * frameSize}
+	}
+	return true
+}
+
+// closeCursors sets each egress batch's length from its cursor.
+func (w *Worker) closeCursors() {
+	for p, e := range w.out.Egress {
+		e.Frames = e.Frames[:w.cur[p].off/frameSize]
+	}
 }

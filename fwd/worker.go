@@ -73,8 +73,8 @@ type Worker struct {
 	// entries with gen == rwGen were built from; a new version bumps rwGen and so invalidates them all.
 	rw      []adj
 	rwView  *fib.NextHopView
-	rwGen   uint64         // 0 only before the first batch; never wraps
-	egSeen  []*frame.Batch // Output.Egress as the entries' eb last saw it
+	rwGen   uint64     // 0 only before the first batch; never wraps
+	cur     []txCursor // per physical port: txRun's place in Output.Egress[port]
 	noRoute adj
 	bcast   []adj // per interface, towards the Ethernet broadcast address (directed broadcast)
 }
@@ -100,7 +100,7 @@ type adj struct {
 type adjFields struct {
 	blk   [vlan.RewriteMax / 8]uint64 // rw's block (vlan.Rewrite.Block) as words
 	txc   *vlan.Counters              // the vlan worker's counters of the egress interface (nil: lim is 0)
-	eb    *frame.Batch                // Output.Egress[port], as the worker last saw it
+	cur   *txCursor                   // the egress port's cursor (nil: no egress batch)
 	gen   uint64
 	outL3 uint32 // Frame.Out and Frame.L3 after the rewrite, as they lie in a Frame
 	lim   uint16 // the largest packet txRun forwards: mtu for a current ordinary next hop, else 0
@@ -116,7 +116,7 @@ const adjSize = 128
 var _ [adjSize]struct{} = [unsafe.Sizeof(adj{})]struct{}{}
 
 // setRewrite makes a an ordinary next hop through rw with the given MTU; its egress batch is
-// Output.Egress[rw.Port()] (txRun requires one: without it, lim stays 0).
+// Output.Egress[rw.Port()] (txRun requires one: without it, lim stays 0), through its cursor.
 func (w *Worker) setRewrite(a *adj, rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
 	a.rw, a.mtu, a.kind, a.txc = rw, mtu, adjForward, txc
 	a.blk[0] = binary.NativeEndian.Uint64(rw.Block()[0:8])
@@ -126,10 +126,10 @@ func (w *Worker) setRewrite(a *adj, rw vlan.Rewrite, mtu uint16, txc *vlan.Count
 	f.Out, f.L3 = rw.Interface(), uint16(rw.Len())
 	a.outL3 = *(*uint32)(unsafe.Pointer(&f.Out))
 	a.n, a.port = uint16(rw.Len()), rw.Port()
-	if int(a.port) < len(w.out.Egress) {
-		a.eb = w.out.Egress[a.port]
+	if int(a.port) < len(w.cur) {
+		a.cur = &w.cur[a.port]
 	}
-	if txc != nil && rw.Valid() && a.eb != nil {
+	if txc != nil && rw.Valid() && a.cur != nil {
 		a.lim = mtu
 	}
 }
@@ -154,6 +154,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 			w.setRewrite(&w.bcast[i], rw, uint16(r.ifaces[i].MTU), nil)
 		}
 	}
+	w.cur = make([]txCursor, r.ports)
 	for i := 0; i < r.ports; i++ {
 		w.out.Egress = append(w.out.Egress, frame.NewBatch(batch))
 		g := frame.NewBatch(4 * batch)
@@ -301,7 +302,7 @@ func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 	nh := w.nh[:k]
 	w.r.routes.Load().r.LookupBatch(dst[:k], nh)
 	nhs := w.r.nh.View()
-	if moved := w.egressMoved(); nhs != w.rwView || moved {
+	if nhs != w.rwView {
 		w.rwView = nhs
 		w.rwGen++
 		for i := range w.rw {
@@ -321,9 +322,10 @@ func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 		if s < len(w.slow) {
 			end = int(w.slow[s])
 		}
-		if straight && i < end {
+		if straight && i < end && w.openCursors(end-i) {
 			i0 := i
 			i = txRun(fr[:end], nh[:end], w.rw, in.Mem, i)
+			w.closeCursors()
 			forwarded += i - i0
 			if i >= len(fr) {
 				break
@@ -340,21 +342,6 @@ func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 	w.drop.Free()
 	in.Reset()
 	return o
-}
-
-// egressMoved reports whether a batch of Output.Egress is not the one the adjacency entries point
-// to (the caller put another in its place), and records them.
-func (w *Worker) egressMoved() bool {
-	moved := false
-	if len(w.egSeen) != len(w.out.Egress) {
-		w.egSeen = make([]*frame.Batch, len(w.out.Egress))
-	}
-	for p, e := range w.out.Egress {
-		if w.egSeen[p] != e {
-			w.egSeen[p], moved = e, true
-		}
-	}
-	return moved
 }
 
 // adjFor returns the adjacency cache's entry for next-hop index idx of version nhs, building it
