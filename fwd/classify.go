@@ -2,13 +2,12 @@ package fwd
 
 import (
 	"encoding/binary"
-	"unsafe"
 
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/vlan"
 )
 
-// buildClassifier fills w.rxt, rxRun's tables: the router's address filter and the martian
+// buildClassifier fills w.ports, rxRun's tables: the router's address filter and the martian
 // table, and the classification of the demux's interfaces as their rewrites describe them (port,
 // tags), for every interface with an Iface entry and the vlan worker's counters: untagged ones, and
 // those of one 802.1Q tag (PCP and DEI ignored, as the demux does). A frame it has no entry for is
@@ -20,13 +19,15 @@ func (w *Worker) buildClassifier() {
 	d := w.r.demux
 	np := d.Ports()
 	nif := len(w.r.ifaces)
-	tab := make([]uint64, np*clsStride) // 104 KiB per port, of which a frame reads one slot
-	for p := range np {
-		copy(tab[p*clsStride+filterOff:], w.r.local.filter[:])
-		*(*[256]uint8)(unsafe.Pointer(&tab[p*clsStride+martianOff])) = martian // as rxRun reads it: bytes
+	w.ports = make([]portTab, np) // 104 KiB per port, of which a frame reads one slot
+	for p := range w.ports {
+		w.ports[p].filter, w.ports[p].martian = *w.r.local.filter, martian
 	}
 	w.rxc = make([]*vlan.Counters, nif)
-	w.rxSlot = make([]int, nif)
+	w.rxSlot = make([]slotRef, nif)
+	for i := range w.rxSlot {
+		w.rxSlot[i].port = -1
+	}
 	type slot struct{ port, j int }
 	keys := map[slot]uint64{}
 	shared := map[slot]bool{} // outer tags of QinQ interfaces
@@ -57,21 +58,23 @@ func (w *Worker) buildClassifier() {
 	ipv4TPID := untagged && w.r.ipv4IsTPID()
 	for s, key := range keys {
 		if !shared[s] && (s.j != clsUntagged || !ipv4TPID) {
-			tab[s.port*clsStride+s.j] = key
-			w.rxSlot[key&0xffff-1] = s.port*clsStride + s.j + 1
+			w.ports[s.port].cls[s.j] = key
+			w.rxSlot[key&0xffff-1] = slotRef{s.port, s.j}
 		}
 	}
-	w.rxt.tab = tab
 }
+
+// slotRef is an interface's slot in Worker.ports (port -1: none).
+type slotRef struct{ port, j int }
 
 // flushRx adds the frames rxRun counted to the vlan worker's counters.
 func (w *Worker) flushRx() {
-	tab := w.rxt.tab
 	for id, c := range w.rxc {
-		if j := w.rxSlot[id] - 1; j >= 0 && c != nil {
-			c.RxPackets += tab[j+rxPackets]
-			c.RxBytes += tab[j+rxBytes]
-			tab[j+rxPackets], tab[j+rxBytes] = 0, 0
+		if s := w.rxSlot[id]; s.port >= 0 && c != nil {
+			t := &w.ports[s.port]
+			c.RxPackets += t.rxPackets[s.j]
+			c.RxBytes += t.rxBytes[s.j]
+			t.rxPackets[s.j], t.rxBytes[s.j] = 0, 0
 		}
 	}
 }
@@ -103,11 +106,13 @@ func (r *Router) ipv4IsTPID() bool {
 	return r.probed != 1 // (unprobed, without an untagged interface: no untagged entry needs it)
 }
 
-// setPort points rxRun at the classification of port (a port the demux does not have: beyond the
-// table, where rxRun classifies nothing and leaves every frame to vlan).
+// setPort points rxRun at the classification of port (nil for a port the demux does not have:
+// every frame left to vlan).
 func (w *Worker) setPort(port uint16) {
-	t := &w.rxt
-	t.cls = uint64(port) * clsStride
+	w.pt = nil
+	if int(port) < len(w.ports) {
+		w.pt = &w.ports[port]
+	}
 }
 
 // portRun is the end of the run of frames from i on that share fr[i]'s Frame.Port (a batch of

@@ -17,51 +17,48 @@ const frameSize = unsafe.Sizeof(frame.Frame{})
 
 var _ [32]struct{} = [frameSize]struct{}{} // rxRun and txRun divide by it with shifts
 
-// rxTables is what rxRun reads besides the frames: per physical port, clsStride words (see
-// Worker.buildClassifier), so that one register reaches all that a port's frames need:
-//
-//	[0, 4097)              one entry per 802.1Q VID, then (at clsUntagged) the untagged frames'
-//	[rxPackets, +4097)     the same slots' counts of the frames rxRun received since the last
-//	[rxBytes, +4097)       flushRx, and of their bytes (the vlan worker's RxPackets and RxBytes)
-//	[filterOff, +1024)     the router's address filter (addrSet.filter)
-//	[martianOff, +32)      the martian table, as bytes
-//
-// An entry is macKey of the interface's MAC with the interface ID + 1 in its low 16 bits, or 0
-// where the straight line leaves the frame to vlan's classification.
-type rxTables struct {
-	tab []uint64
-	cls uint64 // the batch's port's words: port*clsStride
+// portTab is what rxRun reads besides the frames, for the frames of one physical port (see
+// Worker.buildClassifier), behind one pointer: the loop reads its invariants from here where they
+// are used rather than holding them in registers it lacks.
+type portTab struct {
+	mp     unsafe.Pointer // the arena (rxRun sets the first three for each run)
+	memLim uint64         // the arena's length - rxSlack
+	de     unsafe.Pointer // &dst[len(fr)-1]
+	// An entry per 802.1Q VID, then (at clsUntagged) the untagged frames': macKey of the
+	// interface's MAC with the interface ID + 1 in its low 16 bits, or 0 where the straight line
+	// leaves the frame to vlan's classification.
+	cls [clsSlots]uint64
+	// Per slot of cls, the frames rxRun received and their bytes, since the last flushRx (the vlan
+	// worker's RxPackets and RxBytes).
+	rxPackets, rxBytes [clsSlots]uint64
+	filter             [1 << 10]uint64 // the router's address filter (addrSet.filter)
+	martian            [256]uint8
 }
 
 const (
 	clsSlots    = 4097 // VIDs, then the untagged frames
 	clsUntagged = 4096
-	rxPackets   = clsSlots
-	rxBytes     = 2 * clsSlots
-	filterOff   = 3 * clsSlots
-	martianOff  = filterOff + 1<<10
-	clsStride   = martianOff + 256/8
 )
 
 // rxRun is pass 1's straight line from frame i of fr on, k frames kept so far (k <= i), for frames
-// received on the port of t.cls: it classifies and keeps every frame that is, untagged or with one
-// 802.1Q tag whose VID has an entry (no out-of-band tag), an IPv4 packet without options to the MAC
-// of that interface, with a total length within the frame and a correct header checksum, from and
-// to ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is clear
-// in the router's address filter: it sets Frame.Port to the interface and Frame.L3 to 14 or 18,
-// counts the frame in the interface's received frames and bytes (as vlan.Worker.ClassifyInPlace
-// does), stores the destination in dst[k] and moves the frame to position k. It returns the index
-// of the first frame it did not keep (len(fr) when none) and the new k. What it keeps,
-// ClassifyInPlace and special would keep too, with the same interface, L3 and destination.
-func rxRun(fr []frame.Frame, mem []byte, t *rxTables, dst []uint32, i, k int) (int, int) {
-	if len(dst) < len(fr) || uint(k) > uint(i) || i >= len(fr) || len(mem) < rxSlack || uint64(len(t.tab)) < t.cls+clsStride {
+// received on t's port: it classifies and keeps every frame that is, untagged or with one 802.1Q
+// tag whose VID has an entry (no out-of-band tag), an IPv4 packet without options to the MAC of
+// that interface, with a total length within the frame and a correct header checksum, from and to
+// ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is clear in
+// the router's address filter: it sets Frame.Port to the interface and Frame.L3 to 14 or 18, counts
+// the frame in the interface's received frames and bytes (as vlan.Worker.ClassifyInPlace does),
+// stores the destination in dst[k] and moves the frame to position k. It returns the index of the
+// first frame it did not keep (len(fr) when none) and the new k. What it keeps, ClassifyInPlace and
+// special would keep too, with the same interface, L3 and destination.
+func rxRun(fr []frame.Frame, mem []byte, t *portTab, dst []uint32, i, k int) (int, int) {
+	if len(dst) < len(fr) || uint(k) > uint(i) || i >= len(fr) || len(mem) < rxSlack || t == nil {
 		return i, k
 	}
 	// The descriptors and dst are walked by offsets from their last elements, up to 0 (p for the
 	// frame judged, q for the next kept), so that the loop's end is the sign of p.
 	l := len(fr) - 1
-	p, q := rxLoop(unsafe.Pointer(&fr[l]), unsafe.Pointer(&dst[l]), -int(frameSize)*(l-i), -int(frameSize)*(l-k),
-		unsafe.Pointer(unsafe.SliceData(mem)), uint64(len(mem))-rxSlack, unsafe.Pointer(&t.tab[t.cls]))
+	t.mp, t.memLim, t.de = unsafe.Pointer(unsafe.SliceData(mem)), uint64(len(mem))-rxSlack, unsafe.Pointer(&dst[l])
+	p, q := rxLoop(unsafe.Pointer(&fr[l]), -int(frameSize)*(l-i), -int(frameSize)*(l-k), t)
 	return l + p>>5, l + q>>5 // p/frameSize, q/frameSize
 }
 
@@ -70,46 +67,45 @@ func rxRun(fr []frame.Frame, mem []byte, t *rxTables, dst []uint32, i, k int) (i
 const rxSlack = 48
 
 // rxLoop is rxRun's loop, from the frame at fe+p (p <= 0: fe is the last frame) on, the next kept
-// frame's slot at fe+q and its destination's at de+q/8; the frames must end rxSlack bytes or more
-// before mem (at mp) does: memLim is its length - rxSlack; cb is the port's tables. It returns p
-// and q where it stopped.
-func rxLoop(fe, de unsafe.Pointer, p, q int, mp unsafe.Pointer, memLim uint64, cb unsafe.Pointer) (int, int) {
+// frame's slot at fe+q and its destination's at t.de+q/8; the frames must end rxSlack bytes or
+// more before the arena does. It returns p and q where it stopped.
+func rxLoop(fe unsafe.Pointer, p, q int, t *portTab) (int, int) {
 	for ; p <= 0; p += int(frameSize) {
 		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[l+p/frameSize]
 		off, ln := uint64(f.Off), uint64(f.Len)
-		if off+ln > memLim || *(*uint8)(unsafe.Pointer(&f.Flags))&uint8(frame.FlagVLAN) != 0 {
+		if off+ln > t.memLim || *(*uint8)(unsafe.Pointer(&f.Flags))&uint8(frame.FlagVLAN) != 0 {
 			break
 		}
-		// In bounds: the frame and the rxSlack bytes after it lie inside mem. Each test reads what
-		// it needs (no call: a helper would leave an inline mark per read), so that few values are
-		// live at once.
-		d := unsafe.Add(mp, off)
+		// In bounds: the frame and the rxSlack bytes after it lie inside the arena. Each test reads
+		// what it needs (no call: a helper would leave an inline mark per read), so that few
+		// values are live at once.
+		d := unsafe.Add(t.mp, off)
 		x := be32at(unsafe.Add(d, 12)) // the TPID and TCI, or the EtherType
 		j, l3 := uint64(clsUntagged), uint64(frame.EtherLen)
 		if x>>16 == uint32(vlan.TPID8021Q) {
 			j, l3 = uint64(x&vlan.VIDMask), vlan.EthLen
 		}
-		id := macKey(*(*uint64)(d)) ^ *(*uint64)(unsafe.Add(cb, j*8)) - 1 // the entry's interface when the MAC is its own
+		id := macKey(*(*uint64)(d)) ^ t.cls[j] - 1 // the entry's interface when the MAC is its own
 		h := unsafe.Add(d, l3)
 		w0, w1, w2 := *(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))
 		// The EtherType IPv4, version 4 and IHL 5, the martian classes of both addresses and TTL
 		// > 1, each zero when right, in one test; 20 <= total length <= the frame's rest; the
 		// checksum (the ones'-complement sum is the same in either byte order).
 		if id >= 0xffff || *(*uint32)(unsafe.Add(h, -2))&etVerMask^etVerIPv4|
-			uint32(*(*uint8)(unsafe.Add(cb, martianOff*8+uint64(*(*uint8)(unsafe.Add(h, 12))))))|uint32(*(*uint8)(unsafe.Add(cb, martianOff*8+uint64(*(*uint8)(unsafe.Add(h, 16))))))|
+			uint32(t.martian[*(*uint8)(unsafe.Add(h, 12))])|uint32(t.martian[*(*uint8)(unsafe.Add(h, 16))])|
 			(uint32(ttlOf(w1))-2)>>31 != 0 ||
 			uint64(uint32(*(*uint8)(unsafe.Add(h, 2)))<<8|uint32(*(*uint8)(unsafe.Add(h, 3)))-frame.IPv4MinLen)+l3+frame.IPv4MinLen > ln ||
 			headerSumBad(w0, w1, w2) {
 			break
 		}
 		a := beWord32(w2)
-		if hb := filterHash(a); *(*uint64)(unsafe.Add(cb, filterOff*8+hb>>22<<3))&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
+		if hb := filterHash(a); t.filter[hb>>22]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
 			break
 		}
 		f.Port, f.L3 = uint16(id), uint16(l3)
-		*(*uint64)(unsafe.Add(cb, (j+rxPackets)*8))++
-		*(*uint64)(unsafe.Add(cb, (j+rxBytes)*8)) += ln
-		*(*uint32)(unsafe.Add(de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
+		t.rxPackets[j]++
+		t.rxBytes[j] += ln
+		*(*uint32)(unsafe.Add(t.de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
 		if q != p {
 			*(*frame.Frame)(unsafe.Add(fe, q)) = *f
 		}

@@ -121,7 +121,7 @@ func TestStraightLinesTake(t *testing.T) {
 		b := g.batch(t, data, data, data)
 		g.w.setPort(0)
 		dst := make([]uint32, len(b.Frames))
-		i, k := rxRun(b.Frames, b.Mem, &g.w.rxt, dst, 0, 0)
+		i, k := rxRun(b.Frames, b.Mem, g.w.pt, dst, 0, 0)
 		if i != 3 || k != 3 {
 			t.Fatalf("rxRun stopped at %d, kept %d", i, k)
 		}

@@ -55,9 +55,10 @@ type Worker struct {
 	macs []uint64 // per interface ID, the router's MAC as mac48 reads it
 	ipid uint16
 
-	rxt    rxTables         // rxRun's tables (buildClassifier)
+	ports  []portTab        // per physical port: rxRun's tables (buildClassifier)
+	pt     *portTab         // the batch's (or run's) port's
 	rxc    []*vlan.Counters // per interface ID: the vlan worker's counters (nil: none), for flushRx
-	rxSlot []int            // per interface ID: its slot in rxt.tab + 1 (0: none)
+	rxSlot []slotRef        // per interface ID: its slot in ports
 	one    frame.Batch      // one frame of the input, for vlan's classification of what rxRun leaves
 	slow   []int32          // pass 1: the positions of the frames special kept (pass 3 gives them forwardSlow)
 
@@ -280,7 +281,7 @@ func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 			if perPort {
 				end = w.portRun(fr, i)
 			}
-			if i, k = rxRun(fr[:end], in.Mem, &w.rxt, dst, i, k); i == end {
+			if i, k = rxRun(fr[:end], in.Mem, w.pt, dst, i, k); i == end {
 				continue
 			}
 		}
