@@ -30,6 +30,24 @@ func ttlOK(x uint32) bool {
 	return binary.BigEndian.Uint16(b[2:]) < 0xfeff
 }
 
+// word8 is the header's word at byte 8 (TTL, protocol, checksum) in x, the 64-bit word there, both
+// read in the machine's order.
+func word8(x uint64) uint32 {
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], x)
+	return binary.NativeEndian.Uint32(b[:])
+}
+
+// ttlBad is non-zero for x, the header's word at byte 8 read in the machine's order, where ttlWord
+// does not update the checksum: 0xfeff and above, as in endian_le.go (which takes 0xfeff and
+// 0xffff only).
+func ttlBad(x uint32) uint32 {
+	if ttlOK(x) {
+		return 0
+	}
+	return 1
+}
+
 // ttlWord takes x, the header's word at byte 8 (TTL, protocol, checksum) read in the machine's
 // order, with a TTL above 1 and ttlOK, and returns it with the TTL decremented and the checksum
 // updated (RFC 1624, as frame.IPv4.DecTTL does).

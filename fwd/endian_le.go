@@ -23,6 +23,14 @@ func macKey(x uint64) uint64 { return x << 16 }
 // and reports whether ttlWord updates its checksum: all but 0xfeff and 0xffff (see ttlWord).
 func ttlOK(x uint32) bool { return x < 0xfffe0000 }
 
+// word8 is the header's word at byte 8 (TTL, protocol, checksum) in x, the 64-bit word there, both
+// read in the machine's order.
+func word8(x uint64) uint32 { return uint32(x) }
+
+// ttlBad is non-zero for x, the header's word at byte 8 read in the machine's order, where ttlWord
+// does not update the checksum: 0xfeff and 0xffff, where x is 0xfffe0000 or more.
+func ttlBad(x uint32) uint32 { return uint32((uint64(x) + 0x20000) >> 32) }
+
 // ttlWord takes x, the header's word at byte 8 (TTL, protocol, checksum) read in the machine's
 // order, with a TTL above 1 and ttlOK, and returns it with the TTL decremented and the checksum
 // updated (RFC 1624: the TTL is the high byte of a 16-bit word, so the checksum rises by 0x100 with

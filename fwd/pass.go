@@ -44,8 +44,8 @@ const (
 // received on t's port: it classifies and keeps every frame that is, untagged or with one 802.1Q
 // tag whose VID has an entry (no out-of-band tag), an IPv4 packet without options to the MAC of
 // that interface, with a total length within the frame and a correct header checksum, from and to
-// ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is clear in
-// the router's address filter: it sets Frame.Port to the interface and Frame.L3 to 14 or 18, counts
+// ordinary addresses (the martian table), with a TTL above 1, a checksum ttlWord updates and a
+// destination whose bit is clear in the router's address filter: it sets Frame.Port to the interface and Frame.L3 to 14 or 18, counts
 // the frame in the interface's received frames and bytes (as vlan.Worker.ClassifyInPlace does),
 // stores the destination in dst[k] and moves the frame to position k. It returns the index of the
 // first frame it did not keep (len(fr) when none) and the new k. What it keeps, ClassifyInPlace and
@@ -88,12 +88,12 @@ func rxLoop(fe unsafe.Pointer, p, q int, t *portTab) (int, int) {
 		id := macKey(*(*uint64)(d)) ^ t.cls[j] - 1 // the entry's interface when the MAC is its own
 		h := unsafe.Add(d, l3)
 		w0, w1, w2 := *(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))
-		// The EtherType IPv4, version 4 and IHL 5, the martian classes of both addresses and TTL
-		// > 1, each zero when right, in one test; 20 <= total length <= the frame's rest; the
+		// The EtherType IPv4, version 4 and IHL 5, the martian classes of both addresses, TTL > 1
+		// and a checksum ttlWord updates, each zero when right, in one test; 20 <= total length <= the frame's rest; the
 		// checksum (the ones'-complement sum is the same in either byte order).
 		if id >= 0xffff || *(*uint32)(unsafe.Add(h, -2))&etVerMask^etVerIPv4|
 			uint32(t.martian[*(*uint8)(unsafe.Add(h, 12))])|uint32(t.martian[*(*uint8)(unsafe.Add(h, 16))])|
-			(uint32(ttlOf(w1))-2)>>31 != 0 ||
+			(uint32(ttlOf(w1))-2)>>31|ttlBad(word8(w1)) != 0 ||
 			uint64(uint32(*(*uint8)(unsafe.Add(h, 2)))<<8|uint32(*(*uint8)(unsafe.Add(h, 3)))-frame.IPv4MinLen)+l3+frame.IPv4MinLen > ln ||
 			headerSumBad(w0, w1, w2) {
 			break
@@ -140,14 +140,13 @@ type txCursor struct {
 // hop within its MTU (adj.lim), with vlan.RewriteMax bytes of its own in front of the network
 // header, a length of 60 to 65535 bytes after the rewrite and a headroom below 65536 (as
 // vlan.Worker.Apply's common case requires; the headroom checked as if the header were 14 bytes:
-// a frame with 65522 bytes or more of headroom goes to Apply), and a checksum other than 0xfeff and
-// 0xffff (see ttlWord), gets the next hop's L2 header (what Apply's common case does: the block
+// a frame with 65522 bytes or more of headroom goes to Apply), gets the next hop's L2 header (what Apply's common case does: the block
 // copied to end at the network header; the descriptor's start, length, headroom, Out and L3
 // updated; the vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to its egress
 // port's cursor (adj.cur), which has room for every frame from i on. It returns the index of the
 // first frame it did not forward (len(fr) when none). What rxRun checked stands: the frame lies
 // inside mem, its network header's 20 bytes inside it, L3 is 14 or 18, there is no out-of-band tag,
-// and the TTL is above 1.
+// the TTL is above 1 and ttlWord updates the checksum.
 func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 	if len(nh) < len(fr) || uint(i) >= uint(len(fr)) {
 		return i
@@ -179,7 +178,7 @@ func txLoop(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsaf
 		ln := uint(f.Len) - l3 + n // the length after the rewrite
 		x := (*uint32)(unsafe.Add(h, 8))
 		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || ln-frame.MinEthernetLen > 0xffff-frame.MinEthernetLen ||
-			front-vlan.RewriteMax > 0xffff+frame.EtherLen-vlan.RewriteMax || abs < vlan.RewriteMax || !ttlOK(*x) {
+			front-vlan.RewriteMax > 0xffff+frame.EtherLen-vlan.RewriteMax || abs < vlan.RewriteMax {
 			break
 		}
 		to := unsafe.Add(h, -vlan.RewriteMax)
