@@ -12,10 +12,11 @@ import (
 
 // FuzzStraightLines: the straight lines of passes 1 and 3 (rxRun, txRun) change nothing the general
 // paths would not: the same frames, mutated, go through a worker that takes them and one that takes
-// every frame through special and forwardSlow, and the two leave the same outputs (descriptors and
-// bytes, batch by batch, in order), the same counters and the same vlan counters. The inputs vary
-// the headroom (down to none) and the ingress VLAN; the seeds are frames the straight lines take,
-// so that mutations land on each of their tests. Half the batches come with vlan.PerFramePort.
+// every frame through vlan's ClassifyInPlace, special and forwardSlow, and the two leave the same
+// outputs (descriptors and bytes, batch by batch, in order), the same counters and the same vlan
+// counters. The inputs vary the headroom (down to none), the ingress VLAN and whether the batch
+// comes as vlan.PerFramePort; the seeds are frames the straight lines take, so that mutations land
+// on each of their tests.
 func FuzzStraightLines(f *testing.F) {
 	for _, p := range []pkt{
 		{vid: 10, dstMAC: macV10, dst: far, ttl: 64, size: 30},

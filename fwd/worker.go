@@ -62,7 +62,7 @@ type Worker struct {
 	one    frame.Batch      // one frame of the input, for vlan's classification of what rxRun leaves
 	slow   []int32          // pass 1: the positions of the frames special kept (pass 3 gives them forwardSlow)
 
-	general bool // every frame takes the general paths (special, forwardSlow): a test's reference
+	general bool // every frame takes the general paths (vlan's ClassifyInPlace, special, forwardSlow): a test's reference
 
 	tap      Tap // nil: off (one predictable branch per frame)
 	tapEvery uint32
