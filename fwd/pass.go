@@ -17,63 +17,101 @@ const frameSize = unsafe.Sizeof(frame.Frame{})
 
 var _ [32]struct{} = [frameSize]struct{}{} // rxRun and txRun divide by it with shifts
 
-// rxRun is pass 1's straight line from frame i of fr on, k frames kept so far (k <= i): it keeps
-// every frame that is an IPv4 packet (EtherType at Frame.L3-2, L3 at least 14) to the router's MAC
-// on its ingress interface (macs: per interface, macKey of the MAC's 6 bytes read as a word),
-// without options, with a total length within the frame and a correct header checksum, from and
-// to ordinary addresses (the martian table), with a TTL above 1 and a destination whose bit is
-// clear in the router's address filter: it stores the destination in dst[k] and moves the frame
-// to position k. It returns the index of the first frame it did not keep (len(fr) when none) and
-// the new k. What it keeps, special would keep too, with the same destination.
-func rxRun(fr []frame.Frame, mem []byte, macs []uint64, filter *[1 << 10]uint64, dst []uint32, i, k int) (int, int) {
-	if len(dst) < len(fr) || uint(k) > uint(i) || i >= len(fr) || filter == nil {
+// portTab is what rxRun reads besides the frames, for the frames of one physical port (see
+// Worker.buildClassifier), behind one pointer: the loop reads its invariants from here where they
+// are used rather than holding them in registers it lacks.
+type portTab struct {
+	mp     unsafe.Pointer // the arena (rxRun sets the first three for each run)
+	memLim uint64         // the arena's length - rxSlack
+	de     unsafe.Pointer // &dst[len(fr)-1]
+	// An entry per 802.1Q VID, then (at clsUntagged) the untagged frames': macKey of the
+	// interface's MAC with the interface ID + 1 in its low 16 bits, or 0 where the straight line
+	// leaves the frame to vlan's classification.
+	cls [clsSlots]uint64
+	// Per slot of cls, the frames rxRun received and their bytes, since the last flushRx (the vlan
+	// worker's RxPackets and RxBytes).
+	rxPackets, rxBytes [clsSlots]uint64
+	filter             [1 << 10]uint64 // the router's address filter (addrSet.filter)
+	martian            [256]uint8
+}
+
+const (
+	clsSlots    = 4097 // VIDs, then the untagged frames
+	clsUntagged = 4096
+)
+
+// rxRun is pass 1's straight line from frame i of fr on, k frames kept so far (k <= i), for frames
+// received on t's port: it classifies and keeps every frame that is, untagged or with one 802.1Q
+// tag whose VID has an entry (no out-of-band tag), an IPv4 packet without options to the MAC of
+// that interface, with a total length within the frame and a correct header checksum, from and to
+// ordinary addresses (the martian table), with a TTL above 1, a checksum ttlWord updates and a
+// destination whose bit is clear in the router's address filter: it sets Frame.Port to the interface and Frame.L3 to 14 or 18, counts
+// the frame in the interface's received frames and bytes (as vlan.Worker.ClassifyInPlace does),
+// stores the destination in dst[k] and moves the frame to position k. It returns the index of the
+// first frame it did not keep (len(fr) when none) and the new k. What it keeps, ClassifyInPlace and
+// special would keep too, with the same interface, L3 and destination.
+func rxRun(fr []frame.Frame, mem []byte, t *portTab, dst []uint32, i, k int) (int, int) {
+	if len(dst) < len(fr) || uint(k) > uint(i) || i >= len(fr) || len(mem) < rxSlack || t == nil {
 		return i, k
 	}
-	mp := unsafe.Pointer(unsafe.SliceData(mem))
-	memLen := uint64(len(mem))
-	mb := unsafe.Pointer(unsafe.SliceData(macs))
-	nm := uint64(len(macs))
 	// The descriptors and dst are walked by offsets from their last elements, up to 0 (p for the
 	// frame judged, q for the next kept), so that the loop's end is the sign of p.
 	l := len(fr) - 1
-	fe := unsafe.Pointer(&fr[l])
-	de := unsafe.Pointer(&dst[l])
-	p, q := -int(frameSize)*(l-i), -int(frameSize)*(l-k)
+	t.mp, t.memLim, t.de = unsafe.Pointer(unsafe.SliceData(mem)), uint64(len(mem))-rxSlack, unsafe.Pointer(&dst[l])
+	p, q := rxLoop(unsafe.Pointer(&fr[l]), -int(frameSize)*(l-i), -int(frameSize)*(l-k), t)
+	return l + p>>5, l + q>>5 // p/frameSize, q/frameSize
+}
+
+// rxSlack is the room rxRun needs after a frame in the arena: it reads the bytes up to the end of an
+// IPv4 header after two tags (42) before it knows the frame holds them.
+const rxSlack = 48
+
+// rxLoop is rxRun's loop, from the frame at fe+p (p <= 0: fe is the last frame) on, the next kept
+// frame's slot at fe+q and its destination's at t.de+q/8; the frames must end rxSlack bytes or
+// more before the arena does. It returns p and q where it stopped.
+func rxLoop(fe unsafe.Pointer, p, q int, t *portTab) (int, int) {
 	for ; p <= 0; p += int(frameSize) {
 		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[l+p/frameSize]
-		off, ln, l3, ifc := uint64(f.Off), uint64(f.Len), uint64(f.L3), uint64(f.Port)
-		rest := int64(ln) - int64(l3) - frame.IPv4MinLen // the bytes after the network header's first 20
-		if off+ln > memLen || l3 < frame.EtherLen || rest < 0 || ifc >= nm {
+		off, ln := uint64(f.Off), uint64(f.Len)
+		if off+ln > t.memLim || *(*uint8)(unsafe.Pointer(&f.Flags))&uint8(frame.FlagVLAN) != 0 {
 			break
 		}
-		// In bounds: the frame lies inside mem, its network header's 20 bytes inside the frame.
-		// Each test reads what it needs, in the machine's byte order (no call: a helper would
-		// leave an inline mark per read), so that few values are live at once.
-		d := unsafe.Add(mp, off)
+		// In bounds: the frame and the rxSlack bytes after it lie inside the arena. Each test reads
+		// what it needs (no call: a helper would leave an inline mark per read), so that few
+		// values are live at once.
+		d := unsafe.Add(t.mp, off)
+		x := be32at(unsafe.Add(d, 12)) // the TPID and TCI, or the EtherType
+		j, l3 := uint64(clsUntagged), uint64(frame.EtherLen)
+		if x>>16 == uint32(vlan.TPID8021Q) {
+			j, l3 = uint64(x&vlan.VIDMask), vlan.EthLen
+		}
+		id := macKey(*(*uint64)(d)) ^ t.cls[j] - 1 // the entry's interface when the MAC is its own
 		h := unsafe.Add(d, l3)
-		if *(*uint32)(unsafe.Add(h, -2))&etVerMask != etVerIPv4 || // EtherType IPv4, version 4, IHL 5
-			macKey(*(*uint64)(d)) != *(*uint64)(unsafe.Add(mb, ifc*8)) { // macs[ifc]
+		w0, w1, w2 := *(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))
+		// The EtherType IPv4, version 4 and IHL 5, the martian classes of both addresses, TTL > 1
+		// and a checksum ttlWord updates, each zero when right, in one test; 20 <= total length <= the frame's rest; the
+		// checksum (the ones'-complement sum is the same in either byte order).
+		if id >= 0xffff || *(*uint32)(unsafe.Add(h, -2))&etVerMask^etVerIPv4|
+			uint32(t.martian[*(*uint8)(unsafe.Add(h, 12))])|uint32(t.martian[*(*uint8)(unsafe.Add(h, 16))])|
+			(uint32(ttlOf(w1))-2)>>31|ttlBad(word8(w1)) != 0 ||
+			uint64(uint32(*(*uint8)(unsafe.Add(h, 2)))<<8|uint32(*(*uint8)(unsafe.Add(h, 3)))-frame.IPv4MinLen)+l3+frame.IPv4MinLen > ln ||
+			headerSumBad(w0, w1, w2) {
 			break
 		}
-		// 20 <= total length <= the frame's rest; the checksum (the ones'-complement sum is the
-		// same in either byte order); the martian classes of both addresses; TTL > 1.
-		if tl := uint64(*(*uint8)(unsafe.Add(h, 2)))<<8 | uint64(*(*uint8)(unsafe.Add(h, 3))); tl-frame.IPv4MinLen > uint64(rest) ||
-			headerSumBad(*(*uint64)(h), *(*uint64)(unsafe.Add(h, 8)), *(*uint32)(unsafe.Add(h, 16))) ||
-			martian[*(*uint8)(unsafe.Add(h, 12))]|martian[*(*uint8)(unsafe.Add(h, 16))] != 0 ||
-			*(*uint8)(unsafe.Add(h, 8)) <= 1 {
+		a := beWord32(w2)
+		if hb := filterHash(a); t.filter[hb>>22]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
 			break
 		}
-		a := be32at(unsafe.Add(h, 16))
-		if hb := filterHash(a); filter[hb>>22]&(1<<(hb&63)) != 0 { // maybe one of the router's addresses
-			break
-		}
-		*(*uint32)(unsafe.Add(de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
+		f.Port, f.L3 = uint16(id), uint16(l3)
+		t.rxPackets[j]++
+		t.rxBytes[j] += ln
+		*(*uint32)(unsafe.Add(t.de, q>>3)) = a // dst[k] (q>>3 = q/frameSize*4): k <= i < len(fr) <= len(dst)
 		if q != p {
 			*(*frame.Frame)(unsafe.Add(fe, q)) = *f
 		}
 		q += int(frameSize)
 	}
-	return l + p>>5, l + q>>5 // p/frameSize, q/frameSize
+	return p, q
 }
 
 // headerSumBad is non-zero when a 20-byte IPv4 header, read as words in either byte order (w0:
@@ -90,30 +128,41 @@ func headerSumBad(w0, w1 uint64, w2 uint32) bool {
 	return s%0xffff != 0
 }
 
-// txRun is pass 3's straight line from frame i of fr on (nh: the frames' next-hop indexes): a frame
-// whose adjacency (rw) is a current ordinary next hop within its MTU (adj.lim), with an L2 header of
-// 14 bytes or more, headroom for the whole rewrite block and a length of 60 bytes or more after it
-// (as vlan.Worker.Apply's common case requires, and a checksum other than 0xfeff and 0xffff: see
-// ttlWord), gets the next hop's L2 header
-// (what vlan.Worker.Apply's common case does: the block copied to end at the network header; the
-// descriptor's start, length, headroom, Out and L3 updated; the out-of-band tag flag cleared; the
-// vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to the egress batch of its
-// port. It returns the index of the first frame it did not forward (len(fr) when none). Every frame
-// of fr passed pass 1: it lies inside mem, and its network header's 20 bytes inside it, with a TTL
-// above 1.
+// txCursor is where txRun puts the next frame for one egress port: a slot of that port's egress
+// batch, inside its capacity (see Worker.openCursors).
+type txCursor struct {
+	base unsafe.Pointer // the batch's frames
+	off  uintptr        // the next one's offset from base
+}
+
+// txRun is pass 3's straight line over frames i to len(fr)-1 of fr (nh: the frames' next-hop
+// indexes), every one of which rxRun kept: a frame whose adjacency (rw) is a current ordinary next
+// hop within its MTU (adj.lim), with vlan.RewriteMax bytes of its own in front of the network
+// header, a length of 60 to 65535 bytes after the rewrite and a headroom below 65536 (as
+// vlan.Worker.Apply's common case requires; the headroom checked as if the header were 14 bytes:
+// a frame with 65522 bytes or more of headroom goes to Apply), gets the next hop's L2 header (what Apply's common case does: the block
+// copied to end at the network header; the descriptor's start, length, headroom, Out and L3
+// updated; the vlan worker's TX counters), TTL - 1 and the checksum after it, and goes to its egress
+// port's cursor (adj.cur), which has room for every frame from i on. It returns the index of the
+// first frame it did not forward (len(fr) when none). What rxRun checked stands: the frame lies
+// inside mem, its network header's 20 bytes inside it, L3 is 14 or 18, there is no out-of-band tag,
+// the TTL is above 1 and ttlWord updates the checksum.
 func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 	if len(nh) < len(fr) || uint(i) >= uint(len(fr)) {
 		return i
 	}
-	mp := unsafe.Pointer(unsafe.SliceData(mem))
-	ab := unsafe.Pointer(unsafe.SliceData(rw))
-	na := uint64(len(rw))
 	// The descriptors and next hops are walked by an offset from their last elements, up to 0, so
 	// that the loop's end is the sign of p.
 	l := len(fr) - 1
-	fe := unsafe.Pointer(&fr[l])
-	ne := unsafe.Pointer(&nh[l])
-	p := -int(frameSize) * (l - i)
+	p := txLoop(unsafe.Pointer(&fr[l]), unsafe.Pointer(&nh[l]), -int(frameSize)*(l-i),
+		unsafe.Pointer(unsafe.SliceData(rw)), uint64(len(rw)), unsafe.Pointer(unsafe.SliceData(mem)))
+	return l + p>>5 // p/frameSize
+}
+
+// txLoop is txRun's loop, from the frame at fe+p (p <= 0: fe is the last frame) on, its next-hop
+// index at ne+p/8, over the adjacencies at ab (na of them) and the arena at mp. It returns p where
+// it stopped.
+func txLoop(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsafe.Pointer) int {
 	for ; p <= 0; p += int(frameSize) {
 		idx := uint64(*(*uint32)(unsafe.Add(ne, p>>3))) // nh[l+p/frameSize]
 		if idx >= na {
@@ -121,37 +170,57 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 		}
 		a := (*adj)(unsafe.Add(ab, idx*adjSize)) // &rw[idx]
 		f := (*frame.Frame)(unsafe.Add(fe, p))
-		l3 := int(f.L3)
-		abs := int(f.Off) + l3 // the network header's offset in mem
+		l3 := uint(f.L3)
+		abs := uint(f.Off) + l3 // the network header's offset in mem
 		h := unsafe.Add(mp, abs)
-		n := int(a.n)
-		front := int(f.Head) + l3 // bytes in front of the network header that belong to the frame
-		ln := int(f.Len) - l3 + n // the length after the rewrite
-		ttl, ok := ttlWord(*(*uint32)(unsafe.Add(h, 8)))
-		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || min(front, abs) < vlan.RewriteMax || l3 < frame.EtherLen ||
-			uint(ln-frame.MinEthernetLen) > 0xffff-frame.MinEthernetLen || front-n > 0xffff || !ok {
+		n := uint(a.n)
+		front := uint(f.Head) + l3 // bytes in front of the network header that belong to the frame
+		ln := uint(f.Len) - l3 + n // the length after the rewrite
+		x := (*uint32)(unsafe.Add(h, 8))
+		if uint16(*(*uint8)(unsafe.Add(h, 2)))<<8|uint16(*(*uint8)(unsafe.Add(h, 3))) > a.lim || ln-frame.MinEthernetLen > 0xffff-frame.MinEthernetLen ||
+			front-vlan.RewriteMax > 0xffff+frame.EtherLen-vlan.RewriteMax || abs < vlan.RewriteMax {
 			break
 		}
 		to := unsafe.Add(h, -vlan.RewriteMax)
-		*(*uint64)(to) = a.blk[0]
-		*(*uint64)(unsafe.Add(to, 8)) = a.blk[1]
+		*(*[2]uint64)(to) = *(*[2]uint64)(unsafe.Pointer(&a.blk))
 		*(*uint64)(unsafe.Add(to, 16)) = a.blk[2]
 		// The descriptor goes to its egress batch whole and the copy is updated: updating it in
 		// place and then copying it would read back fields just stored one by one (a
-		// store-forwarding stall per frame). The batch has room: it holds at most len(in).
-		e := a.eb
-		j := len(e.Frames)
-		e.Frames = e.Frames[:j+1]
-		g := (*frame.Frame)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(e.Frames)), uintptr(j)*frameSize)) // &e.Frames[j]
+		// store-forwarding stall per frame).
+		c := a.cur
+		g := (*frame.Frame)(unsafe.Add(c.base, c.off))
+		c.off += frameSize
 		*g = *f
 		g.Off = uint32(abs - n)
 		g.Len, g.Head = uint16(ln), uint16(front-n)
 		*(*uint32)(unsafe.Pointer(&g.Out)) = a.outL3 // Out, L3
-		g.Flags &^= frame.FlagVLAN
-		c := a.txc
-		c.TxPackets++
-		c.TxBytes += uint64(ln)
-		*(*uint32)(unsafe.Add(h, 8)) = ttl // TTL - 1 and the checksum after it
+		t := a.txc
+		t.TxPackets++
+		t.TxBytes += uint64(ln)
+		*x = ttlWord(*x) // TTL - 1 and the checksum after it
 	}
-	return l + p>>5 // p/frameSize
+	return p
+}
+
+// openCursors points the egress cursors at the end of each egress batch and reports whether each
+// has room for n frames more.
+func (w *Worker) openCursors(n int) bool {
+	if len(w.out.Egress) != len(w.cur) {
+		return false
+	}
+	for p, e := range w.out.Egress {
+		j := len(e.Frames)
+		if cap(e.Frames)-j < n {
+			return false
+		}
+		w.cur[p] = txCursor{unsafe.Pointer(unsafe.SliceData(e.Frames)), uintptr(j) * frameSize}
+	}
+	return true
+}
+
+// closeCursors sets each egress batch's length from its cursor.
+func (w *Worker) closeCursors() {
+	for p, e := range w.out.Egress {
+		e.Frames = e.Frames[:w.cur[p].off/frameSize]
+	}
 }

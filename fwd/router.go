@@ -82,6 +82,7 @@ type Router struct {
 
 	mu      sync.Mutex
 	workers []*Worker
+	probed  uint8 // ipv4IsTPID's answer: 0 not yet, 1 no, 2 yes
 }
 
 type routesBox struct{ r Routes }

@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/vlan"
 )
 
 // FuzzStraightLines: the straight lines of passes 1 and 3 (rxRun, txRun) change nothing the general
 // paths would not: the same frames, mutated, go through a worker that takes them and one that takes
-// every frame through special and forwardSlow, and the two leave the same outputs (descriptors and
-// bytes, batch by batch, in order), the same counters and the same vlan counters. The inputs vary
-// the headroom (down to none) and the ingress VLAN; the seeds are frames the straight lines take,
-// so that mutations land on each of their tests.
+// every frame through vlan's ClassifyInPlace, special and forwardSlow, and the two leave the same
+// outputs (descriptors and bytes, batch by batch, in order), the same counters and the same vlan
+// counters. The inputs vary the headroom (down to none), the ingress VLAN and whether the batch
+// comes as vlan.PerFramePort; the seeds are frames the straight lines take, so that mutations land
+// on each of their tests.
 func FuzzStraightLines(f *testing.F) {
 	for _, p := range []pkt{
 		{vid: 10, dstMAC: macV10, dst: far, ttl: 64, size: 30},
@@ -27,6 +29,8 @@ func FuzzStraightLines(f *testing.F) {
 		b := p.bytes(f)
 		f.Add(b, uint8(0), uint8(255))
 		f.Add(b, uint8(1), uint8(20))
+		f.Add(b, uint8(2), uint8(255))
+		f.Add(b, uint8(3), uint8(20))
 		// The checksums that ttlWord leaves to the general path (the ID field sets the checksum).
 		for _, c := range []uint16{0xfeff, 0xffff, 0x0000, 0xfeff - 0x100} {
 			f.Add(withChecksum(b, c), uint8(0), uint8(255))
@@ -50,8 +54,13 @@ func FuzzStraightLines(f *testing.F) {
 					return
 				}
 				copy(b.Bytes(i), data)
+				fr.Port = uint16(port % 2)
 			}
-			o := g.w.Process(uint16(port%2), b)
+			in := uint16(port % 2)
+			if port&2 != 0 { // each frame's own port, as from a DSA conduit
+				in = vlan.PerFramePort
+			}
+			o := g.w.Process(in, b)
 			outs[k] = dump(o)
 			for p := range o.Egress {
 				o.Egress[p].Free()
@@ -119,9 +128,9 @@ func TestStraightLinesTake(t *testing.T) {
 	data := pkt{vid: 10, dstMAC: macV10, dst: far, ttl: 64, size: 30}.bytes(t)
 	for round := range 2 { // the first builds the adjacency entry
 		b := g.batch(t, data, data, data)
-		g.w.vw.ClassifyInPlace(0, b)
+		g.w.setPort(0)
 		dst := make([]uint32, len(b.Frames))
-		i, k := rxRun(b.Frames, b.Mem, g.w.macsHi, g.r.local.filter, dst, 0, 0)
+		i, k := rxRun(b.Frames, b.Mem, g.w.pt, dst, 0, 0)
 		if i != 3 || k != 3 {
 			t.Fatalf("rxRun stopped at %d, kept %d", i, k)
 		}

@@ -44,19 +44,25 @@ type Tap interface {
 
 // Worker forwards batches for one goroutine. Its counters are plain increments published by Flush.
 type Worker struct {
-	r      *Router
-	vw     *vlan.Worker
-	dst    []uint32
-	nh     []uint32
-	out    Output
-	drop   *frame.Batch // the batch's dropped frames, released at the end of Process
-	cnt    [numCounters]uint64
-	pub    [numCounters]atomic.Uint64
-	macs   []uint64 // per interface ID, the router's MAC as mac48 reads it
-	macsHi []uint64 // the same as macKey gives it, for rxRun
-	ipid   uint16
+	r    *Router
+	vw   *vlan.Worker
+	dst  []uint32
+	nh   []uint32
+	out  Output
+	drop *frame.Batch // the batch's dropped frames, released at the end of Process
+	cnt  [numCounters]uint64
+	pub  [numCounters]atomic.Uint64
+	macs []uint64 // per interface ID, the router's MAC as mac48 reads it
+	ipid uint16
 
-	general bool // every frame takes the general paths (special, forwardSlow): a test's reference
+	ports  []portTab        // per physical port: rxRun's tables (buildClassifier)
+	pt     *portTab         // the batch's (or run's) port's
+	rxc    []*vlan.Counters // per interface ID: the vlan worker's counters (nil: none), for flushRx
+	rxSlot []slotRef        // per interface ID: its slot in ports
+	one    frame.Batch      // one frame of the input, for vlan's classification of what rxRun leaves
+	slow   []int32          // pass 1: the positions of the frames special kept (pass 3 gives them forwardSlow)
+
+	general bool // every frame takes the general paths (vlan's ClassifyInPlace, special, forwardSlow): a test's reference
 
 	tap      Tap // nil: off (one predictable branch per frame)
 	tapEvery uint32
@@ -68,8 +74,8 @@ type Worker struct {
 	// entries with gen == rwGen were built from; a new version bumps rwGen and so invalidates them all.
 	rw      []adj
 	rwView  *fib.NextHopView
-	rwGen   uint64         // 0 only before the first batch; never wraps
-	egSeen  []*frame.Batch // Output.Egress as the entries' eb last saw it
+	rwGen   uint64     // 0 only before the first batch; never wraps
+	cur     []txCursor // per physical port: txRun's place in Output.Egress[port]
 	noRoute adj
 	bcast   []adj // per interface, towards the Ethernet broadcast address (directed broadcast)
 }
@@ -95,7 +101,7 @@ type adj struct {
 type adjFields struct {
 	blk   [vlan.RewriteMax / 8]uint64 // rw's block (vlan.Rewrite.Block) as words
 	txc   *vlan.Counters              // the vlan worker's counters of the egress interface (nil: lim is 0)
-	eb    *frame.Batch                // Output.Egress[port], as the worker last saw it
+	cur   *txCursor                   // the egress port's cursor (nil: no egress batch)
 	gen   uint64
 	outL3 uint32 // Frame.Out and Frame.L3 after the rewrite, as they lie in a Frame
 	lim   uint16 // the largest packet txRun forwards: mtu for a current ordinary next hop, else 0
@@ -111,7 +117,7 @@ const adjSize = 128
 var _ [adjSize]struct{} = [unsafe.Sizeof(adj{})]struct{}{}
 
 // setRewrite makes a an ordinary next hop through rw with the given MTU; its egress batch is
-// Output.Egress[rw.Port()] (txRun requires one: without it, lim stays 0).
+// Output.Egress[rw.Port()] (txRun requires one: without it, lim stays 0), through its cursor.
 func (w *Worker) setRewrite(a *adj, rw vlan.Rewrite, mtu uint16, txc *vlan.Counters) {
 	a.rw, a.mtu, a.kind, a.txc = rw, mtu, adjForward, txc
 	a.blk[0] = binary.NativeEndian.Uint64(rw.Block()[0:8])
@@ -121,10 +127,10 @@ func (w *Worker) setRewrite(a *adj, rw vlan.Rewrite, mtu uint16, txc *vlan.Count
 	f.Out, f.L3 = rw.Interface(), uint16(rw.Len())
 	a.outL3 = *(*uint32)(unsafe.Pointer(&f.Out))
 	a.n, a.port = uint16(rw.Len()), rw.Port()
-	if int(a.port) < len(w.out.Egress) {
-		a.eb = w.out.Egress[a.port]
+	if int(a.port) < len(w.cur) {
+		a.cur = &w.cur[a.port]
 	}
-	if txc != nil && rw.Valid() && a.eb != nil {
+	if txc != nil && rw.Valid() && a.cur != nil {
 		a.lim = mtu
 	}
 }
@@ -135,14 +141,12 @@ func (r *Router) NewWorker(batch int) *Worker {
 		batch = frame.DefaultBatch
 	}
 	w := &Worker{r: r, vw: r.demux.NewWorker(), dst: make([]uint32, batch), nh: make([]uint32, batch),
-		drop: frame.NewBatch(batch)}
+		drop: frame.NewBatch(batch), slow: make([]int32, 0, batch)}
 	w.noRoute = adj{adjFields: adjFields{kind: adjNoRoute}}
 	for _, ifc := range r.ifaces {
 		w.macs = append(w.macs, mac48(ifc.MAC[:]))
-		var m [8]byte
-		copy(m[:], ifc.MAC[:])
-		w.macsHi = append(w.macsHi, macKey(binary.NativeEndian.Uint64(m[:])))
 	}
+	w.buildClassifier()
 	w.bcast = make([]adj, len(r.ifaces))
 	for i := range r.ifaces {
 		w.bcast[i] = adj{adjFields: adjFields{kind: adjEgress}}
@@ -151,6 +155,7 @@ func (r *Router) NewWorker(batch int) *Worker {
 			w.setRewrite(&w.bcast[i], rw, uint16(r.ifaces[i].MTU), nil)
 		}
 	}
+	w.cur = make([]txCursor, r.ports)
 	for i := 0; i < r.ports; i++ {
 		w.out.Egress = append(w.out.Egress, frame.NewBatch(batch))
 		g := frame.NewBatch(4 * batch)
@@ -204,10 +209,7 @@ func (w *Worker) Forward(port uint16, in *frame.Batch, ports []xmit.Port) {
 // otherwise: frames would be lost).
 func (w *Worker) Process(port uint16, in *frame.Batch) *Output {
 	w.checkEmpty()
-	before := len(in.Frames)
-	w.vw.ClassifyInPlace(port, in) // no byte moves: the next hop's vlan.Rewrite replaces the whole L2 header below
-	w.cnt[DropVLAN] += uint64(before - len(in.Frames))
-	return w.route(in)
+	return w.route(port, in, true)
 }
 
 // Resume routes frames that an earlier Process handed out in Output.Unresolved (or any frames
@@ -217,7 +219,7 @@ func (w *Worker) Process(port uint16, in *frame.Batch) *Output {
 // and in is empty afterwards.
 func (w *Worker) Resume(in *frame.Batch) *Output {
 	w.checkEmpty()
-	return w.route(in)
+	return w.route(0, in, false)
 }
 
 // Unreachable answers every frame of in (classified as Resume takes them) with ICMP Destination
@@ -246,8 +248,8 @@ func (w *Worker) checkEmpty() {
 	}
 }
 
-// route is Process after the VLAN demux.
-func (w *Worker) route(in *frame.Batch) *Output {
+// route is Process (classify set: in as received on port) and Resume (in classified).
+func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 	o := &w.out
 	if len(in.Frames) > len(w.dst) {
 		panic(fmt.Sprintf("fwd: batch of %d frames, larger than the worker's %d", len(in.Frames), len(w.dst)))
@@ -259,26 +261,41 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	o.Unresolved.Adopt(in)
 	w.drop.Adopt(in)
 
-	// Pass 1: the receive checks; gather destinations. rxRun judges the common frame on a straight
-	// line and stops at any other, which w.special judges by every check in order: it moves the
-	// frame out of the batch or keeps it.
+	// Pass 1: VLAN classification and the receive checks; gather destinations. rxRun classifies
+	// and judges the common frame on a straight line and stops at any other, which vlan's
+	// ClassifyInPlace classifies (no byte moves: the next hop's vlan.Rewrite replaces the whole L2
+	// header below) and w.special judges by every check in order: it moves the frame out of the
+	// batch or keeps it. Resume's frames come classified, and all take special.
 	fr := in.Frames
 	dst := w.dst[:len(fr)]
+	fast := classify && !w.general
+	perPort := port == vlan.PerFramePort // rxRun takes the frames by runs of one port
+	if fast && !perPort {
+		w.setPort(port)
+	}
+	w.slow = w.slow[:0]
 	k := 0
-	for i := 0; ; i++ {
-		if !w.general {
-			i, k = rxRun(fr, in.Mem, w.macsHi, w.r.local.filter, dst, i, k)
-		}
-		if i >= len(fr) {
-			break
-		}
-		if a, keep := w.special(in, i); keep {
-			dst[k] = a
-			if k != i {
-				fr[k] = fr[i]
+	for i := 0; i < len(fr); {
+		if fast {
+			end := len(fr)
+			if perPort {
+				end = w.portRun(fr, i)
 			}
-			k++
+			if i, k = rxRun(fr[:end], in.Mem, w.pt, dst, i, k); i == end {
+				continue
+			}
 		}
+		if !classify || w.classifyOne(port, in, i) {
+			if a, keep := w.special(in, i); keep {
+				dst[k] = a
+				if k != i {
+					fr[k] = fr[i]
+				}
+				w.slow = append(w.slow, int32(k))
+				k++
+			}
+		}
+		i++
 	}
 	fr = fr[:k]
 
@@ -286,7 +303,7 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	nh := w.nh[:k]
 	w.r.routes.Load().r.LookupBatch(dst[:k], nh)
 	nhs := w.r.nh.View()
-	if moved := w.egressMoved(); nhs != w.rwView || moved {
+	if nhs != w.rwView {
 		w.rwView = nhs
 		w.rwGen++
 		for i := range w.rw {
@@ -295,17 +312,28 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	}
 
 	// Pass 3: next hop, MTU, the next hop's prebuilt L2 header, TTL; sort by egress port. txRun
-	// forwards the common frame on a straight line and stops at any other (and at every frame while
-	// a Tap is set), which w.forwardSlow handles after the adjacency cache has its entry.
+	// forwards the common frame of those rxRun kept on a straight line and stops at any other (and
+	// at every frame while a Tap is set), which w.forwardSlow handles after the adjacency cache has
+	// its entry; so do the frames special kept.
 	forwarded := 0
+	straight := w.tap == nil && !w.general
+	s := 0 // the next of w.slow
 	for i := 0; i < len(fr); i++ {
-		if w.tap == nil && !w.general {
+		end := len(fr) // the end of rxRun's frames from i on
+		if s < len(w.slow) {
+			end = int(w.slow[s])
+		}
+		if straight && i < end && w.openCursors(end-i) {
 			i0 := i
-			i = txRun(fr, nh, w.rw, in.Mem, i)
+			i = txRun(fr[:end], nh[:end], w.rw, in.Mem, i)
+			w.closeCursors()
 			forwarded += i - i0
 			if i >= len(fr) {
 				break
 			}
+		}
+		if i == end {
+			s++
 		}
 		idx := nh[i]
 		a := w.adjFor(nhs, idx)
@@ -315,21 +343,6 @@ func (w *Worker) route(in *frame.Batch) *Output {
 	w.drop.Free()
 	in.Reset()
 	return o
-}
-
-// egressMoved reports whether a batch of Output.Egress is not the one the adjacency entries point
-// to (the caller put another in its place), and records them.
-func (w *Worker) egressMoved() bool {
-	moved := false
-	if len(w.egSeen) != len(w.out.Egress) {
-		w.egSeen = make([]*frame.Batch, len(w.out.Egress))
-	}
-	for p, e := range w.out.Egress {
-		if w.egSeen[p] != e {
-			w.egSeen[p], moved = e, true
-		}
-	}
-	return moved
 }
 
 // adjFor returns the adjacency cache's entry for next-hop index idx of version nhs, building it
@@ -622,5 +635,6 @@ func (w *Worker) Flush() {
 	for i := range w.cnt {
 		w.pub[i].Store(w.cnt[i])
 	}
+	w.flushRx()
 	w.vw.Flush()
 }
