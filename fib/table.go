@@ -44,13 +44,14 @@ type Change struct {
 }
 
 // Layout constants. The direct-pointing array covers the top dpBits bits of the address; below it the
-// poptrie nodes have 6-bit strides at bit offsets 18, 24 and 30 (the last one padded with 4 zero bits).
+// poptrie nodes have 6-bit strides at bit offsets 18 (the first level, in roots), 24 and 30 (the last one
+// padded with 4 zero bits).
 const (
 	dpBits    = 18
 	dirBits   = 8                // the direct-pointing array is split into 1<<dirBits chunks ...
 	chunkBits = dpBits - dirBits // ... of 1<<chunkBits entries, copied on write one chunk at a time
 	chunkSize = 1 << chunkBits   // entries per chunk
-	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a node index; otherwise a leaf value
+	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a first-level node's word index in roots; otherwise a leaf value
 	slotShift = 32 - dpBits      // address >> slotShift = dp slot
 	numSlots  = 1 << dpBits      // dp entries
 	leafNone  = uint16(0)        // leaf value of "no route"; a next hop nh is stored as nh+1
@@ -78,6 +79,21 @@ const (
 	sideChild = 1 // node.vec[sideChild], node.base[sideChild]: children, into nodes
 )
 
+// A first-level node (the one a dp entry points to) lives in roots, a flat []uint64, with its leaves right
+// behind it, so that the load of its vectors usually brings in the leaf a lookup reads next (most lookups
+// of addresses covered by a prefix end at the first level). At word p: roots[p+rootLeafVec] is the leaf
+// vector, roots[p+rootChildVec] the child vector (the same meaning as a node's vec), the low 32 bits of
+// roots[p+rootChildBase] the index in nodes of its first child; its leaf runs are the 16-bit values from
+// 16-bit offset 4*p+rootLeafOff on (the upper half of word p+2, then the following words, four per word,
+// least significant first). rootWords(n) words hold a first-level node with n leaf runs.
+const (
+	rootLeafVec   = sideLeaf  // the leaf vector is word 0 and the child vector word 1, so that a walk ...
+	rootChildVec  = sideChild // ... selects one with the entry's child bit, as in a node
+	rootChildBase = 2
+	rootHeader    = 3  // words before the leaves start
+	rootLeafOff   = 10 // 16-bit offset of the first leaf from 4*p
+)
+
 type dpChunk [chunkSize]uint32
 
 // emptyChunk is shared by every snapshot for the parts of the address space with no route at all. It is
@@ -88,13 +104,15 @@ var emptyChunk dpChunk
 // ever written again: updates append to nodes/leaves beyond this snapshot's lengths and copy the dp chunks
 // they change.
 //
-// nodes[0] is a dummy node (no children) and leaves[0] a dummy leaf (no route): branch-free walks park a
-// finished lane there.
+// nodes[0] is a dummy node (no children) and leaves[0] a dummy leaf (no route).
 type snapshot struct {
-	dir    [1 << dirBits]*dpChunk
-	nodes  []node
-	leaves []uint16
-	routes int // number of prefixes
+	dir         [1 << dirBits]*dpChunk
+	roots       []uint64 // first-level nodes with their leaves
+	nodes       []node   // nodes below the first level
+	leaves      []uint16 // the leaves of nodes
+	routes      int      // number of prefixes
+	nroots      int      // first-level nodes in roots, including dead ones
+	nrootLeaves int      // leaves in roots, including dead ones
 }
 
 func newEmptySnapshot() *snapshot {
@@ -170,9 +188,16 @@ func (s *snapshot) lookup(a uint32) uint32 {
 	if e&nodeBit == 0 {
 		return e - 1 // leaf value nh+1; 0 (no route) wraps to NoRoute
 	}
+	p := e &^ nodeBit
+	r := (*[rootHeader]uint64)(s.roots[p:])
+	bit := uint64(1) << ((a >> (32 - dpBits - 6)) & 63)
+	mask := bit<<1 - 1
+	if r[rootChildVec]&bit == 0 {
+		return rootLeaf(s.roots, 4*p+rootLeafOff-1+uint32(bits.OnesCount64(r[rootLeafVec]&mask))) - 1
+	}
 	k := uint64(a) << 4
-	sh := uint(rootShift)
-	n := &s.nodes[e&^nodeBit]
+	sh := uint(rootShift - 6)
+	n := &s.nodes[uint32(r[rootChildBase])+uint32(bits.OnesCount64(r[rootChildVec]&mask))-1]
 	for {
 		bit := uint64(1) << ((k >> (sh & 63)) & 63)
 		mask := bit<<1 - 1
@@ -182,6 +207,11 @@ func (s *snapshot) lookup(a uint32) uint32 {
 		n = &s.nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
 		sh -= 6
 	}
+}
+
+// rootLeaf returns the leaf at 16-bit offset off of roots.
+func rootLeaf(roots []uint64, off uint32) uint32 {
+	return uint32(uint16(roots[off/4] >> (off % 4 * 16)))
 }
 
 // LookupBatch looks up addrs[i] (IPv4 addresses as in LookupU32) and writes the next hop, or NoRoute, to
@@ -214,50 +244,53 @@ const batchLanes = 32
 // lookup32 walks 32 addresses at once, stage by stage over the lanes, so that the loads of different lanes
 // are independent and overlap: first all direct-pointing entries, then the first node level of the lanes
 // that have one (one popcount per lane: the child or the leaf vector is selected without a branch), then
-// the rare deeper walks, then all leaf loads. o may be a: lane i reads a[i] before it writes o[i], and the
-// deeper walks read the low address byte they need (the levels below the first node level) from lo, not
-// from a.
+// the rare deeper walks, then the leaf loads of the lanes that ended at the first level (from the first-level
+// node's own words, usually in the cache line just loaded). o may be a: lane i reads a[i] before it writes
+// o[i], and the later stages read the address from a copy.
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	const K = batchLanes
-	var ent, li [K]uint32
-	var vs, lo [K]uint8
+	var ent, xs [K]uint32
 	var pend, deep uint32
 	for i := range K {
 		x := a[i]
 		e := s.dir[x>>(32-dirBits)][(x>>slotShift)&(chunkSize-1)]
 		ent[i] = e &^ nodeBit
-		vs[i] = 63 - uint8(x>>(32-dpBits-6))&63 // 63 - the first node level's entry v
-		lo[i] = uint8(x)                        // bits 7..0: the entries of the levels below
+		xs[i] = x
 		o[i] = e - 1
 		pend |= (e >> 31) << i
 	}
-	nodes := s.nodes
+	roots := s.roots
 	for m := pend; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		n := &nodes[ent[i]]
-		sh := vs[i] & 63                    // shifting left by 63-v keeps bits 0..v, bit v on top
-		c := (n.vec[sideChild] << sh) >> 63 // entry v: a child (1) or a leaf (0)
-		li[i] = n.base[c] + uint32(bits.OnesCount64(n.vec[c]<<sh)) - 1
-		deep |= uint32(c) << i
+		p := ent[i]
+		r := (*[rootHeader]uint64)(roots[p:])
+		sh := ^(xs[i] >> (32 - dpBits - 6)) & 63 // 63 - the entry v: shifting left keeps bits 0..v, bit v on top
+		c := (r[rootChildVec] << sh) >> 63      // entry v: a child (1) or a leaf (0)
+		pc := uint32(bits.OnesCount64(r[c] << sh))
+		ent[i] = 4*p + rootLeafOff - 1 + pc
+		if c != 0 {
+			ent[i] = uint32(r[rootChildBase]) + pc - 1
+			deep |= 1 << i
+		}
 	}
+	nodes := s.nodes
 	for m := deep; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		k := uint64(lo[i]) << 4 // the 36-bit padded key's bits 11..0 (the shifts below read no higher bit)
-		n := &nodes[li[i]]
+		k := uint64(xs[i]) << 4 // the 36-bit padded key (the shifts below read bits 11..0)
+		n := &nodes[ent[i]]
 		for sh := uint(rootShift - 6); ; sh -= 6 {
 			v := (k >> (sh & 63)) & 63
 			mask := uint64(2)<<v - 1
 			if n.vec[sideChild]&(1<<v) == 0 {
-				li[i] = n.base[sideLeaf] + uint32(bits.OnesCount64(n.vec[sideLeaf]&mask)) - 1
+				o[i] = uint32(s.leaves[n.base[sideLeaf]+uint32(bits.OnesCount64(n.vec[sideLeaf]&mask))-1]) - 1
 				break
 			}
 			n = &nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
 		}
 	}
-	leaves := s.leaves
-	for m := pend; m != 0; m &= m - 1 {
+	for m := pend &^ deep; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		o[i] = uint32(leaves[li[i]]) - 1
+		o[i] = rootLeaf(roots, ent[i]) - 1
 	}
 }
 
@@ -273,10 +306,10 @@ func (t *Table) Len() int {
 // Stats describes the size of the current lookup structure.
 type Stats struct {
 	Routes int // prefixes
-	Nodes  int // poptrie nodes (24 bytes each), including dead ones awaiting compaction
+	Nodes  int // poptrie nodes, including dead ones awaiting compaction (20 bytes at the first level, 24 below)
 	Leaves int // compressed leaves (2 bytes each), including dead ones
 	Chunks int // distinct direct-pointing chunks (4 KiB each) not shared with the empty chunk
-	// LookupBytes is what readers can touch: dp chunks + nodes + leaves (array capacity, not length).
+	// LookupBytes is what readers can touch: dp chunks + nodes and leaves (array capacity, not length).
 	LookupBytes int
 }
 
@@ -286,13 +319,13 @@ func (t *Table) Stats() Stats {
 	if s == nil {
 		return Stats{}
 	}
-	st := Stats{Routes: s.routes, Nodes: len(s.nodes), Leaves: len(s.leaves)}
+	st := Stats{Routes: s.routes, Nodes: s.nroots + len(s.nodes), Leaves: s.nrootLeaves + len(s.leaves)}
 	for _, c := range s.dir {
 		if c != &emptyChunk {
 			st.Chunks++
 		}
 	}
-	st.LookupBytes = st.Chunks*chunkSize*4 + cap(s.nodes)*nodeBytes + cap(s.leaves)*2 + len(s.dir)*8
+	st.LookupBytes = st.Chunks*chunkSize*4 + cap(s.roots)*8 + cap(s.nodes)*nodeBytes + cap(s.leaves)*2 + len(s.dir)*8
 	return st
 }
 
