@@ -258,14 +258,13 @@ func (w *writer) buildRoot(def uint16, rs []uint64) uint32 {
 	}
 	leafvec, n := runs(vec, &vals, &run)
 	p := uint32(len(w.roots))
-	w.roots = append(w.roots, leafvec, vec, uint64(base1))
-	for range rootWords(n) - rootHeader {
+	w.roots = append(w.roots, leafvec, vec)
+	for range rootWords(n) - 2 {
 		w.roots = append(w.roots, 0)
 	}
-	for j, leaf := range run[:n] {
-		off := 4*p + rootLeafOff + uint32(j)
-		w.roots[off/4] |= uint64(leaf) << (off % 4 * 16)
-	}
+	h := halves(w.roots)
+	h[4*p+rootBaseOff], h[4*p+rootBaseOff+1] = uint16(base1), uint16(base1>>16)
+	copy(h[4*p+rootLeafOff:], run[:n])
 	w.nroots++
 	w.nrootLeaves += n
 	w.buildChildren(base1, rootShift, vec, &vals, rs, &lo, &hi)
@@ -295,7 +294,7 @@ func subtreeBytes(nodes []node, idx uint32) int {
 // rootSubtreeBytes returns the bytes of the first-level node at roots[p] and of the nodes and leaves below it.
 func (w *writer) rootSubtreeBytes(p uint32) int {
 	b := 8 * rootWords(bits.OnesCount64(w.roots[p+rootLeafVec]))
-	base := uint32(w.roots[p+rootChildBase])
+	base := rootChildBase(halves(w.roots), p)
 	for k := range uint32(bits.OnesCount64(w.roots[p+rootChildVec])) {
 		b += subtreeBytes(w.nodes, base+k)
 	}
@@ -329,7 +328,7 @@ func (w *writer) commit(old *snapshot) *snapshot {
 		*e = w.buildSlot(slot)
 	}
 	w.dirtyList = w.dirtyList[:0]
-	ns.roots, ns.nodes, ns.leaves, ns.routes = w.roots, w.nodes, w.leaves, w.n
+	ns.roots, ns.rootHalves, ns.nodes, ns.leaves, ns.routes = w.roots, halves(w.roots), w.nodes, w.leaves, w.n
 	ns.nroots, ns.nrootLeaves = w.nroots, w.nrootLeaves
 	live := 8*len(w.roots) + len(w.nodes)*nodeBytes + 2*len(w.leaves) - w.dead
 	if w.dead > live/2+1<<20 {
@@ -365,7 +364,7 @@ func (w *writer) finish(dp []uint32) *snapshot {
 	w.nodes = append(make([]node, 0, len(w.nodes)+len(w.nodes)/32+64), w.nodes...)
 	w.leaves = append(make([]uint16, 0, len(w.leaves)+len(w.leaves)/32+256), w.leaves...)
 	w.roots = append(make([]uint64, 0, len(w.roots)+len(w.roots)/32+64), w.roots...)
-	ns := &snapshot{roots: w.roots, nodes: w.nodes, leaves: w.leaves, routes: w.n, nroots: w.nroots, nrootLeaves: w.nrootLeaves}
+	ns := &snapshot{roots: w.roots, rootHalves: halves(w.roots), nodes: w.nodes, leaves: w.leaves, routes: w.n, nroots: w.nroots, nrootLeaves: w.nrootLeaves}
 	for ci := range ns.dir {
 		c := (*dpChunk)(dp[ci*chunkSize:])
 		if *c == emptyChunk {

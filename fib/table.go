@@ -82,17 +82,30 @@ const (
 // A first-level node (the one a dp entry points to) lives in roots, a flat []uint64, with its leaves right
 // behind it, so that the load of its vectors usually brings in the leaf a lookup reads next (most lookups
 // of addresses covered by a prefix end at the first level). At word p: roots[p+rootLeafVec] is the leaf
-// vector, roots[p+rootChildVec] the child vector (the same meaning as a node's vec), the low 32 bits of
-// roots[p+rootChildBase] the index in nodes of its first child; its leaf runs are the 16-bit values from
-// 16-bit offset 4*p+rootLeafOff on (the upper half of word p+2, then the following words, four per word,
-// least significant first). rootWords(n) words hold a first-level node with n leaf runs.
+// vector and roots[p+rootChildVec] the child vector (the same meaning as a node's vec); from there on the
+// node is read as 16-bit halves (rootHalves, the same memory): halves 4*p+rootBaseOff and the next one hold
+// the index in nodes of its first child (low half first), and its leaf runs follow from 4*p+rootLeafOff.
+// rootWords(n) words hold a first-level node with n leaf runs.
 const (
-	rootLeafVec   = sideLeaf  // the leaf vector is word 0 and the child vector word 1, so that a walk ...
-	rootChildVec  = sideChild // ... selects one with the entry's child bit, as in a node
-	rootChildBase = 2
-	rootHeader    = 3  // words before the leaves start
-	rootLeafOff   = 10 // 16-bit offset of the first leaf from 4*p
+	rootLeafVec  = sideLeaf  // the leaf vector is word 0 and the child vector word 1, so that a walk ...
+	rootChildVec = sideChild // ... selects one with the entry's child bit, as in a node
+	rootHeader   = 3         // words before the leaves start (the last one shared with the first two leaves)
+	rootBaseOff  = 8         // 16-bit offset of the first child's index from 4*p
+	rootLeafOff  = 10        // 16-bit offset of the first leaf from 4*p
 )
+
+// halves returns the 16-bit view of the memory of w.
+func halves(w []uint64) []uint16 {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w))
+}
+
+// rootChildBase returns the index in nodes of the first child of the first-level node at word p.
+func rootChildBase(h []uint16, p uint32) uint32 {
+	return uint32(h[4*p+rootBaseOff]) | uint32(h[4*p+rootBaseOff+1])<<16
+}
 
 type dpChunk [chunkSize]uint32
 
@@ -108,6 +121,7 @@ var emptyChunk dpChunk
 type snapshot struct {
 	dir         [1 << dirBits]*dpChunk
 	roots       []uint64 // first-level nodes with their leaves
+	rootHalves  []uint16 // roots as 16-bit halves
 	nodes       []node   // nodes below the first level
 	leaves      []uint16 // the leaves of nodes
 	routes      int      // number of prefixes
@@ -189,15 +203,15 @@ func (s *snapshot) lookup(a uint32) uint32 {
 		return e - 1 // leaf value nh+1; 0 (no route) wraps to NoRoute
 	}
 	p := e &^ nodeBit
-	r := (*[rootHeader]uint64)(s.roots[p:])
+	roots := s.roots[p : p+2 : p+2]
 	bit := uint64(1) << ((a >> (32 - dpBits - 6)) & 63)
 	mask := bit<<1 - 1
-	if r[rootChildVec]&bit == 0 {
-		return rootLeaf(s.roots, 4*p+rootLeafOff-1+uint32(bits.OnesCount64(r[rootLeafVec]&mask))) - 1
+	if roots[rootChildVec]&bit == 0 {
+		return uint32(s.rootHalves[4*p+rootLeafOff-1+uint32(bits.OnesCount64(roots[rootLeafVec]&mask))]) - 1
 	}
 	k := uint64(a) << 4
 	sh := uint(rootShift - 6)
-	n := &s.nodes[uint32(r[rootChildBase])+uint32(bits.OnesCount64(r[rootChildVec]&mask))-1]
+	n := &s.nodes[rootChildBase(s.rootHalves, p)+uint32(bits.OnesCount64(roots[rootChildVec]&mask))-1]
 	for {
 		bit := uint64(1) << ((k >> (sh & 63)) & 63)
 		mask := bit<<1 - 1
@@ -207,11 +221,6 @@ func (s *snapshot) lookup(a uint32) uint32 {
 		n = &s.nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
 		sh -= 6
 	}
-}
-
-// rootLeaf returns the leaf at 16-bit offset off of roots.
-func rootLeaf(roots []uint64, off uint32) uint32 {
-	return uint32(uint16(roots[off/4] >> (off % 4 * 16)))
 }
 
 // LookupBatch looks up addrs[i] (IPv4 addresses as in LookupU32) and writes the next hop, or NoRoute, to
@@ -243,35 +252,34 @@ const batchLanes = 32
 
 // lookup32 walks 32 addresses at once, stage by stage over the lanes, so that the loads of different lanes
 // are independent and overlap: first all direct-pointing entries, then the first node level of the lanes
-// that have one (one popcount per lane: the child or the leaf vector is selected without a branch), then
-// the rare deeper walks, then the leaf loads of the lanes that ended at the first level (from the first-level
-// node's own words, usually in the cache line just loaded). o may be a: lane i reads a[i] before it writes
-// o[i], and the later stages read the address from a copy.
+// that have one (one popcount per lane, and the leaf from the node's own words, usually in the cache line
+// just loaded), then the rare deeper walks. o may be a: lane i reads a[i] before it writes o[i], and the
+// later stages read the address from a copy.
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	const K = batchLanes
 	var ent, xs [K]uint32
 	var pend, deep uint32
-	for i := range K {
+	for i := K - 1; i >= 0; i-- {
 		x := a[i]
 		e := s.dir[x>>(32-dirBits)][(x>>slotShift)&(chunkSize-1)]
-		ent[i] = e &^ nodeBit
+		ent[i] = e
 		xs[i] = x
 		o[i] = e - 1
-		pend |= (e >> 31) << i
+		pend = pend<<1 | e>>31
 	}
-	roots := s.roots
+	roots, h := s.roots, s.rootHalves
 	for m := pend; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		p := ent[i]
-		r := (*[rootHeader]uint64)(roots[p:])
+		p := ent[i] &^ nodeBit
+		q := int(p)
 		sh := ^(xs[i] >> (32 - dpBits - 6)) & 63 // 63 - the entry v: shifting left keeps bits 0..v, bit v on top
-		c := (r[rootChildVec] << sh) >> 63      // entry v: a child (1) or a leaf (0)
-		pc := uint32(bits.OnesCount64(r[c] << sh))
-		ent[i] = 4*p + rootLeafOff - 1 + pc
-		if c != 0 {
-			ent[i] = uint32(r[rootChildBase]) + pc - 1
-			deep |= 1 << i
+		cv := roots[q+rootChildVec] << sh
+		if int64(cv) >= 0 { // entry v is a leaf, usually in the cache line of the vectors
+			o[i] = uint32(h[4*p+rootLeafOff-1+uint32(bits.OnesCount64(roots[q+rootLeafVec]<<sh))]) - 1
+			continue
 		}
+		ent[i] = rootChildBase(h, p) + uint32(bits.OnesCount64(cv)) - 1
+		deep |= 1 << i
 	}
 	nodes := s.nodes
 	for m := deep; m != 0; m &= m - 1 {
@@ -287,10 +295,6 @@ func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 			}
 			n = &nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
 		}
-	}
-	for m := pend &^ deep; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros32(m) & (K - 1)
-		o[i] = rootLeaf(roots, ent[i]) - 1
 	}
 }
 
