@@ -586,3 +586,69 @@ func TestFIBLookupInterleaved(t *testing.T) {
 		}
 	}
 }
+
+// TestFIBBatchPasses is a measurement aid, skipped unless WIRESPEED_FIB_PASSES=1: it times
+// fib.LookupBatch (64-address calls) and the Go DIR-24-8 the way TestDPDKFIB times wirespeed, per key
+// set: a freshly built table, one pass over the 2^20 keys (first pass), then passes-1 more (warm,
+// averaged). It repeats this WIRESPEED_FIB_ROUNDS times (default 5) and prints the medians and the
+// median per-round ratio of the batch to the DIR-24-8. It asserts nothing.
+//
+//	WIRESPEED_FIB_PASSES=1 go test -run FIBBatchPasses -v
+func TestFIBBatchPasses(t *testing.T) {
+	if os.Getenv("WIRESPEED_FIB_PASSES") != "1" {
+		t.Skip("set WIRESPEED_FIB_PASSES=1 to run this measurement")
+	}
+	rounds := 5
+	if s := os.Getenv("WIRESPEED_FIB_ROUNDS"); s != "" {
+		fmt.Sscan(s, &rounds)
+	}
+	const passes = 4
+	routes := realRoutes(t)
+	med := func(xs []float64) float64 {
+		ys := slices.Clone(xs)
+		slices.Sort(ys)
+		return ys[len(ys)/2]
+	}
+	for _, kind := range []string{"random", "intable"} {
+		ps := makeProbes(routes, kind)
+		n := float64(len(ps))
+		var wsF, wsW, dF, dW, rF, rW []float64
+		var out [64]uint32
+		for range rounds {
+			ws := buildWirespeed(routes)()
+			pass := func() float64 {
+				t0 := time.Now()
+				for j := 0; j+len(out) <= len(ps); j += len(out) {
+					ws.LookupBatch(ps[j:j+len(out)], out[:])
+					sink += out[0]
+				}
+				return float64(time.Since(t0).Nanoseconds()) / n
+			}
+			f, w := pass(), 0.0
+			for range passes - 1 {
+				w += pass() / (passes - 1)
+			}
+			ws = nil
+			d := newDIR248(routes)
+			dpass := func() float64 {
+				t0 := time.Now()
+				var s uint32
+				for _, a := range ps {
+					nh, _ := d.lookup(a)
+					s += nh
+				}
+				sink += s
+				return float64(time.Since(t0).Nanoseconds()) / n
+			}
+			df, dw := dpass(), 0.0
+			for range passes - 1 {
+				dw += dpass() / (passes - 1)
+			}
+			d = nil
+			wsF, wsW, dF, dW = append(wsF, f), append(wsW, w), append(dF, df), append(dW, dw)
+			rF, rW = append(rF, f/df), append(rW, w/dw)
+		}
+		t.Logf("keys=%-7s batch first %6.2f warm %6.2f ns/lookup  dir248 first %6.2f warm %6.2f  batch/dir248 first %.2fx warm %.2fx",
+			kind, med(wsF), med(wsW), med(dF), med(dW), med(rF), med(rW))
+	}
+}

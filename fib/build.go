@@ -243,32 +243,37 @@ func (w *writer) buildChildren(c uint32, sh uint, vec uint64, vals *[64]uint16, 
 	}
 }
 
-// rootWords returns the length in words of a first-level node with n leaf runs.
-func rootWords(n int) int { return rootHeader + (max(n-(4*rootHeader-rootLeafOff), 0)+3)/4 }
-
 // buildRoot appends the first-level node of a dp slot (entries default to def, refined by rs as in paint)
-// to roots, with its leaves, builds its children into nodes, and returns its word index in roots.
+// to roots, with its leaves, builds its children into nodes, and returns its dp entry.
 func (w *writer) buildRoot(def uint16, rs []uint64) uint32 {
 	var vals, run [64]uint16
 	var lo, hi [64]int32
 	vec := paint(rootShift, def, rs, &vals, &lo, &hi)
-	base1 := uint32(len(w.nodes))
-	for range bits.OnesCount64(vec) {
-		w.nodes = append(w.nodes, node{})
-	}
 	leafvec, n := runs(vec, &vals, &run)
 	p := uint32(len(w.roots))
-	w.roots = append(w.roots, leafvec, vec)
-	for range rootWords(n) - 2 {
+	kids := vec != 0
+	w.roots = append(w.roots, leafvec)
+	if kids {
+		w.roots = append(w.roots, vec)
+	}
+	for range rootWords(n, kids) - len(w.roots) + int(p) {
 		w.roots = append(w.roots, 0)
 	}
 	h := halves(w.roots)
-	h[4*p+rootBaseOff], h[4*p+rootBaseOff+1] = uint16(base1), uint16(base1>>16)
-	copy(h[4*p+rootLeafOff:], run[:n])
 	w.nroots++
 	w.nrootLeaves += n
+	if !kids {
+		copy(h[4*p+rootLeafOff:], run[:n])
+		return nodeBit | p
+	}
+	copy(h[4*p+kidsLeafOff:], run[:n])
+	base1 := uint32(len(w.nodes))
+	h[4*p+rootBaseOff], h[4*p+rootBaseOff+1] = uint16(base1), uint16(base1>>16)
+	for range bits.OnesCount64(vec) {
+		w.nodes = append(w.nodes, node{})
+	}
 	w.buildChildren(base1, rootShift, vec, &vals, rs, &lo, &hi)
-	return p
+	return nodeBit | kidsBit | p
 }
 
 // buildSlot builds the subtree of one dp slot and returns its dp entry.
@@ -278,7 +283,7 @@ func (w *writer) buildSlot(slot uint32) uint32 {
 	if len(rs) == 0 {
 		return uint32(def)
 	}
-	return w.buildRoot(def, rs) | nodeBit
+	return w.buildRoot(def, rs)
 }
 
 // subtreeBytes returns the bytes of nodes and leaves reachable from node idx.
@@ -291,12 +296,17 @@ func subtreeBytes(nodes []node, idx uint32) int {
 	return b
 }
 
-// rootSubtreeBytes returns the bytes of the first-level node at roots[p] and of the nodes and leaves below it.
-func (w *writer) rootSubtreeBytes(p uint32) int {
-	b := 8 * rootWords(bits.OnesCount64(w.roots[p+rootLeafVec]))
-	base := rootChildBase(halves(w.roots), p)
-	for k := range uint32(bits.OnesCount64(w.roots[p+rootChildVec])) {
-		b += subtreeBytes(w.nodes, base+k)
+// rootSubtreeBytes returns the bytes of the first-level node of dp entry e and of the nodes and leaves
+// below it.
+func (w *writer) rootSubtreeBytes(e uint32) int {
+	p := e & rootMask
+	kids := e&kidsBit != 0
+	b := 8 * rootWords(bits.OnesCount64(w.roots[p]), kids)
+	if kids {
+		base := rootChildBase(halves(w.roots), p)
+		for k := range uint32(bits.OnesCount64(w.roots[p+1])) {
+			b += subtreeBytes(w.nodes, base+k)
+		}
 	}
 	return b
 }
@@ -323,7 +333,7 @@ func (w *writer) commit(old *snapshot) *snapshot {
 		}
 		e := &ns.dir[ci][slot&(chunkSize-1)]
 		if *e&nodeBit != 0 {
-			w.dead += w.rootSubtreeBytes(*e &^ nodeBit)
+			w.dead += w.rootSubtreeBytes(*e)
 		}
 		*e = w.buildSlot(slot)
 	}

@@ -63,14 +63,13 @@ func (s *snapshot) levels(a uint32) int {
 	if e&nodeBit == 0 {
 		return 0
 	}
-	p := e &^ nodeBit
-	r := s.roots[p:]
+	p := e & rootMask
 	v := (a >> (32 - dpBits - 6)) & 63
-	if r[rootChildVec]&(1<<v) == 0 {
+	if e&kidsBit == 0 || s.roots[p+1]&(1<<v) == 0 {
 		return 1
 	}
 	k := uint64(a) << 4
-	n := &s.nodes[rootChildBase(s.rootHalves, p)+uint32(bits.OnesCount64(r[rootChildVec]&(2<<v-1)))-1]
+	n := &s.nodes[rootChildBase(s.rootHalves, p)+uint32(bits.OnesCount64(s.roots[p+1]&(2<<v-1)))-1]
 	for lv, sh := 2, uint(rootShift-6); ; lv, sh = lv+1, sh-6 {
 		v := (k >> sh) & 63
 		if n.vec[sideChild]&(1<<v) == 0 {

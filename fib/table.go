@@ -51,7 +51,9 @@ const (
 	dirBits   = 8                // the direct-pointing array is split into 1<<dirBits chunks ...
 	chunkBits = dpBits - dirBits // ... of 1<<chunkBits entries, copied on write one chunk at a time
 	chunkSize = 1 << chunkBits   // entries per chunk
-	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a first-level node's word index in roots; otherwise a leaf value
+	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a first-level node (kidsBit, rootMask); otherwise a leaf value
+	kidsBit   = uint32(1) << 30  // a first-level node's dp entry: the node has children
+	rootMask  = kidsBit - 1      // a first-level node's dp entry: its word index in roots
 	slotShift = 32 - dpBits      // address >> slotShift = dp slot
 	numSlots  = 1 << dpBits      // dp entries
 	leafNone  = uint16(0)        // leaf value of "no route"; a next hop nh is stored as nh+1
@@ -80,19 +82,28 @@ const (
 )
 
 // A first-level node (the one a dp entry points to) lives in roots, a flat []uint64, with its leaves right
-// behind it, so that the load of its vectors usually brings in the leaf a lookup reads next (most lookups
-// of addresses covered by a prefix end at the first level). At word p: roots[p+rootLeafVec] is the leaf
-// vector and roots[p+rootChildVec] the child vector (the same meaning as a node's vec); from there on the
-// node is read as 16-bit halves (rootHalves, the same memory): halves 4*p+rootBaseOff and the next one hold
-// the index in nodes of its first child (low half first), and its leaf runs follow from 4*p+rootLeafOff.
-// rootWords(n) words hold a first-level node with n leaf runs.
+// behind it, so that the load of its vector usually brings in the leaf a lookup reads next (most lookups of
+// addresses covered by a prefix end at the first level). At word p, roots[p] is its leaf vector (a node's
+// vec[sideLeaf]). A node without children (the dp entry without kidsBit) is that word and its leaf runs, as
+// 16-bit halves (rootHalves, the same memory) from 4*p+rootLeafOff. A node with children (kidsBit) has its
+// child vector in roots[p+1], the index in nodes of its first child in halves 4*p+rootBaseOff and the next
+// one (low half first), and its leaf runs from 4*p+kidsLeafOff. rootWords(n, kids) words hold a first-level
+// node with n leaf runs.
 const (
-	rootLeafVec  = sideLeaf  // the leaf vector is word 0 and the child vector word 1, so that a walk ...
-	rootChildVec = sideChild // ... selects one with the entry's child bit, as in a node
-	rootHeader   = 3         // words before the leaves start (the last one shared with the first two leaves)
-	rootBaseOff  = 8         // 16-bit offset of the first child's index from 4*p
-	rootLeafOff  = 10        // 16-bit offset of the first leaf from 4*p
+	rootBaseOff  = 8  // 16-bit offset of the first child's index from 4*p (a node with children)
+	rootLeafOff  = 4  // 16-bit offset of the first leaf from 4*p, a node without children ...
+	kidsLeafOff  = 10 // ... and with children
+	kidsLeafSkip = kidsLeafOff - rootLeafOff
 )
+
+// rootWords returns the length in words of a first-level node with n leaf runs, with or without children.
+func rootWords(n int, kids bool) int {
+	off := rootLeafOff
+	if kids {
+		off = kidsLeafOff
+	}
+	return (off + n + 3) / 4
+}
 
 // halves returns the 16-bit view of the memory of w.
 func halves(w []uint64) []uint16 {
@@ -202,16 +213,25 @@ func (s *snapshot) lookup(a uint32) uint32 {
 	if e&nodeBit == 0 {
 		return e - 1 // leaf value nh+1; 0 (no route) wraps to NoRoute
 	}
-	p := e &^ nodeBit
-	roots := s.roots[p : p+2 : p+2]
+	p := e & rootMask
 	bit := uint64(1) << ((a >> (32 - dpBits - 6)) & 63)
 	mask := bit<<1 - 1
-	if roots[rootChildVec]&bit == 0 {
-		return uint32(s.rootHalves[4*p+rootLeafOff-1+uint32(bits.OnesCount64(roots[rootLeafVec]&mask))]) - 1
+	off := 4*p + rootLeafOff - 1
+	if e&kidsBit != 0 {
+		if cv := s.roots[p+1]; cv&bit != 0 {
+			return s.lookupBelow(a, rootChildBase(s.rootHalves, p)+uint32(bits.OnesCount64(cv&mask))-1)
+		}
+		off += kidsLeafSkip
 	}
+	return uint32(s.rootHalves[off+uint32(bits.OnesCount64(s.roots[p]&mask))]) - 1
+}
+
+// lookupBelow returns the next hop of a from the nodes below the first level, starting at the second-level
+// node idx.
+func (s *snapshot) lookupBelow(a uint32, idx uint32) uint32 {
+	n := &s.nodes[idx]
 	k := uint64(a) << 4
 	sh := uint(rootShift - 6)
-	n := &s.nodes[rootChildBase(s.rootHalves, p)+uint32(bits.OnesCount64(roots[rootChildVec]&mask))-1]
 	for {
 		bit := uint64(1) << ((k >> (sh & 63)) & 63)
 		mask := bit<<1 - 1
@@ -270,31 +290,24 @@ func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	roots, h := s.roots, s.rootHalves
 	for m := pend; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		p := ent[i] &^ nodeBit
-		q := int(p)
+		e := ent[i]
+		p := e & rootMask
 		sh := ^(xs[i] >> (32 - dpBits - 6)) & 63 // 63 - the entry v: shifting left keeps bits 0..v, bit v on top
-		cv := roots[q+rootChildVec] << sh
-		if int64(cv) >= 0 { // entry v is a leaf, usually in the cache line of the vectors
-			o[i] = uint32(h[4*p+rootLeafOff-1+uint32(bits.OnesCount64(roots[q+rootLeafVec]<<sh))]) - 1
-			continue
+		lv := roots[p] << sh
+		off := 4*p + rootLeafOff - 1
+		if e&kidsBit != 0 {
+			if cv := roots[p+1] << sh; int64(cv) < 0 { // entry v is a child
+				ent[i] = rootChildBase(h, p) + uint32(bits.OnesCount64(cv)) - 1
+				deep |= 1 << i
+				continue
+			}
+			off += kidsLeafSkip
 		}
-		ent[i] = rootChildBase(h, p) + uint32(bits.OnesCount64(cv)) - 1
-		deep |= 1 << i
+		o[i] = uint32(h[off+uint32(bits.OnesCount64(lv))]) - 1 // usually in the cache line of roots[p]
 	}
-	nodes := s.nodes
 	for m := deep; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		k := uint64(xs[i]) << 4 // the 36-bit padded key (the shifts below read bits 11..0)
-		n := &nodes[ent[i]]
-		for sh := uint(rootShift - 6); ; sh -= 6 {
-			v := (k >> (sh & 63)) & 63
-			mask := uint64(2)<<v - 1
-			if n.vec[sideChild]&(1<<v) == 0 {
-				o[i] = uint32(s.leaves[n.base[sideLeaf]+uint32(bits.OnesCount64(n.vec[sideLeaf]&mask))-1]) - 1
-				break
-			}
-			n = &nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
-		}
+		o[i] = s.lookupBelow(xs[i], ent[i])
 	}
 }
 
