@@ -125,8 +125,8 @@ type dpChunk [chunkSize]uint32
 var emptyChunk dpChunk
 
 // snapshot is one immutable version of the lookup structure. Nothing reachable from a published snapshot is
-// ever written again: updates append to nodes/leaves beyond this snapshot's lengths and copy the dp chunks
-// they change.
+// ever written again: updates append to roots, nodes and leaves beyond this snapshot's lengths and copy the
+// dp chunks they change.
 //
 // nodes[0] is a dummy node (no children) and leaves[0] a dummy leaf (no route).
 type snapshot struct {
@@ -323,8 +323,8 @@ func (t *Table) Len() int {
 // Stats describes the size of the current lookup structure.
 type Stats struct {
 	Routes int // prefixes
-	Nodes  int // poptrie nodes, including dead ones awaiting compaction (20 bytes at the first level, 24 below)
-	Leaves int // compressed leaves (2 bytes each), including dead ones
+	Nodes  int // poptrie nodes, including dead ones awaiting compaction (24 bytes each below the first level)
+	Leaves int // compressed leaves (2 bytes each; a first-level node is its vectors and its leaves), including dead ones
 	Chunks int // distinct direct-pointing chunks (4 KiB each) not shared with the empty chunk
 	// LookupBytes is what readers can touch: dp chunks + nodes and leaves (array capacity, not length).
 	LookupBytes int
