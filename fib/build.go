@@ -243,6 +243,8 @@ func (w *writer) buildChildren(c uint32, sh uint, vec uint64, vals *[64]uint16, 
 	}
 }
 
+const lineWords = 8 // words of a 64-byte cache line
+
 // buildRoot appends the first-level node of a dp slot (entries default to def, refined by rs as in paint)
 // to roots, with its leaves, builds its children into nodes, and returns its dp entry.
 func (w *writer) buildRoot(def uint16, rs []uint64) uint32 {
@@ -250,8 +252,17 @@ func (w *writer) buildRoot(def uint16, rs []uint64) uint32 {
 	var lo, hi [64]int32
 	vec := paint(rootShift, def, rs, &vals, &lo, &hi)
 	leafvec, n := runs(vec, &vals, &run)
-	p := uint32(len(w.roots))
 	kids := vec != 0
+	// A node that fits in a cache line does not straddle two: it starts on the next line instead (the
+	// padding words count as dead space). roots is 64-byte aligned whenever it is large enough to matter
+	// (the Go heap page-aligns large allocations).
+	if size, off := rootWords(n, kids), len(w.roots)%lineWords; size <= lineWords && off+size > lineWords {
+		for range lineWords - off {
+			w.roots = append(w.roots, 0)
+		}
+		w.dead += 8 * (lineWords - off)
+	}
+	p := uint32(len(w.roots))
 	w.roots = append(w.roots, leafvec)
 	if kids {
 		w.roots = append(w.roots, vec)

@@ -88,7 +88,8 @@ const (
 // 16-bit halves (rootHalves, the same memory) from 4*p+rootLeafOff. A node with children (kidsBit) has its
 // child vector in roots[p+1], the index in nodes of its first child in halves 4*p+rootBaseOff and the next
 // one (low half first), and its leaf runs from 4*p+kidsLeafOff. rootWords(n, kids) words hold a first-level
-// node with n leaf runs.
+// node with n leaf runs. A node of at most lineWords words starts on the next cache line rather than
+// straddle two.
 const (
 	rootBaseOff  = 8  // 16-bit offset of the first child's index from 4*p (a node with children)
 	rootLeafOff  = 4  // 16-bit offset of the first leaf from 4*p, a node without children ...
