@@ -238,39 +238,51 @@ func BenchmarkFIBLookup(b *testing.B) {
 	addrs := map[string][]netip.Addr{"random": toAddrs(keys["random"]), "intable": toAddrs(keys["intable"])}
 	kinds := []string{"random", "intable"}
 
-	ws, wsDur, wsBytes := measure(buildWirespeed(routes))
-	wsBuilt := built{wsDur, wsBytes}
-	lookupBytes := ws.Stats().LookupBytes
-	for _, k := range kinds {
-		b.Run("impl=wirespeed/keys="+k, func(b *testing.B) {
-			ps := addrs[k]
+	// Each structure is built by the first sub-benchmark that uses it, so that a run of one
+	// sub-benchmark (-bench 'FIBLookup/impl=dir248/', under callgrind, say) builds only that one.
+	var ws *fib.Table
+	var wsBuilt built
+	var lookupBytes int
+	wsOnce := sync.OnceFunc(func() {
+		var d time.Duration
+		var by uint64
+		ws, d, by = measure(buildWirespeed(routes))
+		wsBuilt = built{d, by}
+		lookupBytes = ws.Stats().LookupBytes
+	})
+	wsRun := func(name string, k string, body func(b *testing.B)) {
+		b.Run("impl="+name+"/keys="+k, func(b *testing.B) {
+			wsOnce()
+			b.ResetTimer()
 			b.ReportAllocs()
+			body(b)
+			wsBuilt.report(b, n)
+			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
+		})
+	}
+	for _, k := range kinds {
+		wsRun("wirespeed", k, func(b *testing.B) {
+			ps := addrs[k]
 			var s uint32
 			for i := 0; i < b.N; i++ {
 				nh, _ := ws.Lookup(ps[i&(numProbes-1)])
 				s += nh
 			}
 			sink += s
-			wsBuilt.report(b, n)
-			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
 		})
-		b.Run("impl=wirespeed-u32/keys="+k, func(b *testing.B) {
+		wsRun("wirespeed-u32", k, func(b *testing.B) {
 			ps := keys[k]
-			b.ReportAllocs()
 			var s uint32
 			for i := 0; i < b.N; i++ {
 				nh, _ := ws.LookupU32(ps[i&(numProbes-1)])
 				s += nh
 			}
 			sink += s
-			wsBuilt.report(b, n)
-			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
 		})
-		b.Run("impl=wirespeed-batch/keys="+k, func(b *testing.B) {
+		wsRun("wirespeed-batch", k, func(b *testing.B) {
 			ps := keys[k]
 			const chunk = 64
 			var out [chunk]uint32
-			b.ReportAllocs()
 			var s uint32
 			for i := 0; i < b.N; i += chunk {
 				j := i & (numProbes - 1)
@@ -279,15 +291,21 @@ func BenchmarkFIBLookup(b *testing.B) {
 				s += out[0]
 			}
 			sink += s
-			wsBuilt.report(b, n)
-			b.ReportMetric(float64(lookupBytes)/float64(n), "lookup-B/prefix")
 		})
 	}
-	runtime.KeepAlive(ws)
 
-	bf, bfDur, bfBytes := measure(buildBartFast(routes))
+	var bf *bart.Fast[uint32]
+	var bfBuilt built
+	bfOnce := sync.OnceFunc(func() {
+		var d time.Duration
+		var by uint64
+		bf, d, by = measure(buildBartFast(routes))
+		bfBuilt = built{d, by}
+	})
 	for _, k := range kinds {
 		b.Run("impl=bart/keys="+k, func(b *testing.B) {
+			bfOnce()
+			b.ResetTimer()
 			ps := addrs[k]
 			b.ReportAllocs()
 			var s uint32
@@ -296,15 +314,23 @@ func BenchmarkFIBLookup(b *testing.B) {
 				s += nh
 			}
 			sink += s
-			built{bfDur, bfBytes}.report(b, n)
+			bfBuilt.report(b, n)
 		})
 	}
-	runtime.KeepAlive(bf)
 	bf = nil
 
-	bt, btDur, btBytes := measure(buildBartTable(routes))
+	var bt *bart.Table[uint32]
+	var btBuilt built
+	btOnce := sync.OnceFunc(func() {
+		var d time.Duration
+		var by uint64
+		bt, d, by = measure(buildBartTable(routes))
+		btBuilt = built{d, by}
+	})
 	for _, k := range kinds {
 		b.Run("impl=bart-table/keys="+k, func(b *testing.B) {
+			btOnce()
+			b.ResetTimer()
 			ps := addrs[k]
 			b.ReportAllocs()
 			var s uint32
@@ -313,15 +339,23 @@ func BenchmarkFIBLookup(b *testing.B) {
 				s += nh
 			}
 			sink += s
-			built{btDur, btBytes}.report(b, n)
+			btBuilt.report(b, n)
 		})
 	}
-	runtime.KeepAlive(bt)
 	bt = nil
 
-	d, dDur, dBytes := measure(func() *dir248 { return newDIR248(routes) })
+	var d *dir248
+	var dBuilt built
+	dOnce := sync.OnceFunc(func() {
+		var dur time.Duration
+		var by uint64
+		d, dur, by = measure(func() *dir248 { return newDIR248(routes) })
+		dBuilt = built{dur, by}
+	})
 	for _, k := range kinds {
 		b.Run("impl=dir248/keys="+k, func(b *testing.B) {
+			dOnce()
+			b.ResetTimer()
 			ps := keys[k]
 			b.ReportAllocs()
 			var s uint32
@@ -330,10 +364,9 @@ func BenchmarkFIBLookup(b *testing.B) {
 				s += nh
 			}
 			sink += s
-			built{dDur, dBytes}.report(b, n)
+			dBuilt.report(b, n)
 		})
 	}
-	runtime.KeepAlive(d)
 }
 
 // recordingTB is a testing.TB that records Skip and Fatal calls (each ends the calling goroutine, as
@@ -551,5 +584,71 @@ func TestFIBLookupInterleaved(t *testing.T) {
 			t.Logf("keys=%-7s impl=%-15s min %7.2f ns  median %7.2f ns  median ratio to bart %.3f",
 				kind, im.name, ns[i][0], ns[i][len(ns[i])/2], ratio[i][len(ratio[i])/2])
 		}
+	}
+}
+
+// TestFIBBatchPasses is a measurement aid, skipped unless WIRESPEED_FIB_PASSES=1: it times
+// fib.LookupBatch (64-address calls) and the Go DIR-24-8 the way TestDPDKFIB times wirespeed, per key
+// set: a freshly built table, one pass over the 2^20 keys (first pass), then passes-1 more (warm,
+// averaged). It repeats this WIRESPEED_FIB_ROUNDS times (default 5) and prints the medians and the
+// median per-round ratio of the batch to the DIR-24-8. It asserts nothing.
+//
+//	WIRESPEED_FIB_PASSES=1 go test -run FIBBatchPasses -v
+func TestFIBBatchPasses(t *testing.T) {
+	if os.Getenv("WIRESPEED_FIB_PASSES") != "1" {
+		t.Skip("set WIRESPEED_FIB_PASSES=1 to run this measurement")
+	}
+	rounds := 5
+	if s := os.Getenv("WIRESPEED_FIB_ROUNDS"); s != "" {
+		fmt.Sscan(s, &rounds)
+	}
+	const passes = 4
+	routes := realRoutes(t)
+	med := func(xs []float64) float64 {
+		ys := slices.Clone(xs)
+		slices.Sort(ys)
+		return ys[len(ys)/2]
+	}
+	for _, kind := range []string{"random", "intable"} {
+		ps := makeProbes(routes, kind)
+		n := float64(len(ps))
+		var wsF, wsW, dF, dW, rF, rW []float64
+		var out [64]uint32
+		for range rounds {
+			ws := buildWirespeed(routes)()
+			pass := func() float64 {
+				t0 := time.Now()
+				for j := 0; j+len(out) <= len(ps); j += len(out) {
+					ws.LookupBatch(ps[j:j+len(out)], out[:])
+					sink += out[0]
+				}
+				return float64(time.Since(t0).Nanoseconds()) / n
+			}
+			f, w := pass(), 0.0
+			for range passes - 1 {
+				w += pass() / (passes - 1)
+			}
+			ws = nil
+			d := newDIR248(routes)
+			dpass := func() float64 {
+				t0 := time.Now()
+				var s uint32
+				for _, a := range ps {
+					nh, _ := d.lookup(a)
+					s += nh
+				}
+				sink += s
+				return float64(time.Since(t0).Nanoseconds()) / n
+			}
+			df, dw := dpass(), 0.0
+			for range passes - 1 {
+				dw += dpass() / (passes - 1)
+			}
+			d = nil
+			wsF, wsW, dF, dW = append(wsF, f), append(wsW, w), append(dF, df), append(dW, dw)
+			rF, rW = append(rF, f/df), append(rW, w/dw)
+		}
+		t.Logf("keys=%-7s batch first %6.2f warm %6.2f ns/lookup  dir248 first %6.2f warm %6.2f  batch/dir248 first %.2fx warm %.2fx",
+			kind, med(wsF), med(wsW), med(dF), med(dW), med(rF), med(rW))
 	}
 }

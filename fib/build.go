@@ -20,9 +20,12 @@ type writer struct {
 	cover   []uint32 // per slot: (len+1)<<16 | leaf of the longest short route covering it; 0 = none
 	n       int      // routes
 
-	nodes  []node   // the arrays of the current version; new nodes are appended
-	leaves []uint16 // (readers of older versions never look past their own lengths)
-	dead   int      // bytes of nodes and leaves no longer reachable from the current version
+	roots       []uint64 // the arrays of the current version; new nodes are appended
+	nodes       []node   // (readers of older versions never look past their own lengths)
+	leaves      []uint16
+	nroots      int // first-level nodes in roots, including dead ones
+	nrootLeaves int // leaves stored in roots, including dead ones
+	dead        int // bytes of roots, nodes and leaves no longer reachable from the current version
 
 	dirty     []uint64 // bitmap over slots whose dp entry must be recomputed at the next commit
 	dirtyList []uint32
@@ -166,16 +169,14 @@ func (w *writer) get(a uint32, l int) (uint16, bool) {
 	return 0, false
 }
 
-// build fills nodes[idx] with the node at key shift sh (rootShift, then 6 and 0 lower) whose entries
+// paint computes the entries of the node at key shift sh (rootShift, then 6 and 0 lower) whose entries
 // default to def and are refined by rs: routes sorted by (address, length), all inside this node's range and
-// longer than the parent's stride. The node's children are then built recursively.
-func (w *writer) build(idx uint32, sh uint, def uint16, rs []uint64) {
-	var vals [64]uint16
+// longer than the parent's stride. It fills vals with each leaf entry's value and lo, hi with each child
+// entry's range of rs, and returns the child vector.
+func paint(sh uint, def uint16, rs []uint64, vals *[64]uint16, lo, hi *[64]int32) (vec uint64) {
 	for i := range vals {
 		vals[i] = def
 	}
-	var lo, hi [64]int32
-	var vec uint64
 	top := 36 - sh // prefix length at which one entry of this node is exactly covered
 	for j, r := range rs {
 		l := uint(r>>16) & 0xFF
@@ -195,12 +196,12 @@ func (w *writer) build(idx uint32, sh uint, def uint16, rs []uint64) {
 		}
 		hi[v] = int32(j + 1)
 	}
-	base1 := uint32(len(w.nodes))
-	for range bits.OnesCount64(vec) {
-		w.nodes = append(w.nodes, node{})
-	}
-	base0 := uint32(len(w.leaves))
-	var leafvec uint64
+	return vec
+}
+
+// runs run-length compresses the leaf entries (those not in vec) of vals into out and returns the leaf
+// vector (a bit per run start) and the number of runs.
+func runs(vec uint64, vals *[64]uint16, out *[64]uint16) (leafvec uint64, n int) {
 	first := true
 	var prev uint16
 	for v := range 64 {
@@ -209,17 +210,81 @@ func (w *writer) build(idx uint32, sh uint, def uint16, rs []uint64) {
 		}
 		if first || vals[v] != prev {
 			leafvec |= 1 << v
-			w.leaves = append(w.leaves, vals[v])
+			out[n] = vals[v]
+			n++
 			prev, first = vals[v], false
 		}
 	}
+	return leafvec, n
+}
+
+// build fills nodes[idx] with the node at key shift sh below the first level (see paint) and builds its
+// children recursively.
+func (w *writer) build(idx uint32, sh uint, def uint16, rs []uint64) {
+	var vals, run [64]uint16
+	var lo, hi [64]int32
+	vec := paint(sh, def, rs, &vals, &lo, &hi)
+	base1 := uint32(len(w.nodes))
+	for range bits.OnesCount64(vec) {
+		w.nodes = append(w.nodes, node{})
+	}
+	base0 := uint32(len(w.leaves))
+	leafvec, n := runs(vec, &vals, &run)
+	w.leaves = append(w.leaves, run[:n]...)
 	w.nodes[idx] = node{vec: [2]uint64{sideLeaf: leafvec, sideChild: vec}, base: [2]uint32{sideLeaf: base0, sideChild: base1}}
-	c := base1
+	w.buildChildren(base1, sh, vec, &vals, rs, &lo, &hi)
+}
+
+func (w *writer) buildChildren(c uint32, sh uint, vec uint64, vals *[64]uint16, rs []uint64, lo, hi *[64]int32) {
 	for m := vec; m != 0; m &= m - 1 {
 		v := bits.TrailingZeros64(m)
 		w.build(c, sh-6, vals[v], rs[lo[v]:hi[v]])
 		c++
 	}
+}
+
+const lineWords = 8 // words of a 64-byte cache line
+
+// buildRoot appends the first-level node of a dp slot (entries default to def, refined by rs as in paint)
+// to roots, with its leaves, builds its children into nodes, and returns its dp entry.
+func (w *writer) buildRoot(def uint16, rs []uint64) uint32 {
+	var vals, run [64]uint16
+	var lo, hi [64]int32
+	vec := paint(rootShift, def, rs, &vals, &lo, &hi)
+	leafvec, n := runs(vec, &vals, &run)
+	kids := vec != 0
+	// A node that fits in a cache line does not straddle two: it starts on the next line instead (the
+	// padding words count as dead space). roots is 64-byte aligned whenever it is large enough to matter
+	// (the Go heap page-aligns large allocations).
+	if size, off := rootWords(n, kids), len(w.roots)%lineWords; size <= lineWords && off+size > lineWords {
+		for range lineWords - off {
+			w.roots = append(w.roots, 0)
+		}
+		w.dead += 8 * (lineWords - off)
+	}
+	p := uint32(len(w.roots))
+	w.roots = append(w.roots, leafvec)
+	if kids {
+		w.roots = append(w.roots, vec)
+	}
+	for range rootWords(n, kids) - len(w.roots) + int(p) {
+		w.roots = append(w.roots, 0)
+	}
+	h := halves(w.roots)
+	w.nroots++
+	w.nrootLeaves += n
+	if !kids {
+		copy(h[4*p+rootLeafOff:], run[:n])
+		return nodeBit | p
+	}
+	copy(h[4*p+kidsLeafOff:], run[:n])
+	base1 := uint32(len(w.nodes))
+	h[4*p+rootBaseOff], h[4*p+rootBaseOff+1] = uint16(base1), uint16(base1>>16)
+	for range bits.OnesCount64(vec) {
+		w.nodes = append(w.nodes, node{})
+	}
+	w.buildChildren(base1, rootShift, vec, &vals, rs, &lo, &hi)
+	return nodeBit | kidsBit | p
 }
 
 // buildSlot builds the subtree of one dp slot and returns its dp entry.
@@ -229,10 +294,7 @@ func (w *writer) buildSlot(slot uint32) uint32 {
 	if len(rs) == 0 {
 		return uint32(def)
 	}
-	root := uint32(len(w.nodes))
-	w.nodes = append(w.nodes, node{})
-	w.build(root, rootShift, def, rs)
-	return root | nodeBit
+	return w.buildRoot(def, rs)
 }
 
 // subtreeBytes returns the bytes of nodes and leaves reachable from node idx.
@@ -241,6 +303,21 @@ func subtreeBytes(nodes []node, idx uint32) int {
 	b := nodeBytes + 2*bits.OnesCount64(n.vec[sideLeaf])
 	for k := range uint32(bits.OnesCount64(n.vec[sideChild])) {
 		b += subtreeBytes(nodes, n.base[sideChild]+k)
+	}
+	return b
+}
+
+// rootSubtreeBytes returns the bytes of the first-level node of dp entry e and of the nodes and leaves
+// below it.
+func (w *writer) rootSubtreeBytes(e uint32) int {
+	p := e & rootMask
+	kids := e&kidsBit != 0
+	b := 8 * rootWords(bits.OnesCount64(w.roots[p]), kids)
+	if kids {
+		base := rootChildBase(halves(w.roots), p)
+		for k := range uint32(bits.OnesCount64(w.roots[p+1])) {
+			b += subtreeBytes(w.nodes, base+k)
+		}
 	}
 	return b
 }
@@ -267,13 +344,14 @@ func (w *writer) commit(old *snapshot) *snapshot {
 		}
 		e := &ns.dir[ci][slot&(chunkSize-1)]
 		if *e&nodeBit != 0 {
-			w.dead += subtreeBytes(w.nodes, *e&^nodeBit)
+			w.dead += w.rootSubtreeBytes(*e)
 		}
 		*e = w.buildSlot(slot)
 	}
 	w.dirtyList = w.dirtyList[:0]
-	ns.nodes, ns.leaves, ns.routes = w.nodes, w.leaves, w.n
-	live := len(w.nodes)*nodeBytes + 2*len(w.leaves) - w.dead
+	ns.roots, ns.rootHalves, ns.nodes, ns.leaves, ns.routes = w.roots, halves(w.roots), w.nodes, w.leaves, w.n
+	ns.nroots, ns.nrootLeaves = w.nroots, w.nrootLeaves
+	live := 8*len(w.roots) + len(w.nodes)*nodeBytes + 2*len(w.leaves) - w.dead
 	if w.dead > live/2+1<<20 {
 		return w.rebuild()
 	}
@@ -282,13 +360,14 @@ func (w *writer) commit(old *snapshot) *snapshot {
 
 // rebuild builds a fresh version of the whole table from the routes, into new exactly-sized arrays.
 func (w *writer) rebuild() *snapshot {
-	nn, nl := len(w.nodes), len(w.leaves)
+	nr, nn, nl := len(w.roots), len(w.nodes), len(w.leaves)
 	if w.dead > 0 { // estimate the live sizes
-		nn, nl = nn/2+16, nl/2+16
+		nr, nn, nl = nr/2+16, nn/2+16, nl/2+16
 	}
+	w.roots = make([]uint64, 0, nr)
 	w.nodes = append(make([]node, 0, nn), dummyNode)
 	w.leaves = append(make([]uint16, 0, nl), leafNone)
-	w.dead = 0
+	w.dead, w.nroots, w.nrootLeaves = 0, 0, 0
 	dp := make([]uint32, numSlots)
 	for s := range uint32(numSlots) {
 		if w.hasLong[s/64]&(1<<(s%64)) != 0 {
@@ -305,7 +384,8 @@ func (w *writer) finish(dp []uint32) *snapshot {
 	// Leave a little room so that the first updates after a bulk build append in place.
 	w.nodes = append(make([]node, 0, len(w.nodes)+len(w.nodes)/32+64), w.nodes...)
 	w.leaves = append(make([]uint16, 0, len(w.leaves)+len(w.leaves)/32+256), w.leaves...)
-	ns := &snapshot{nodes: w.nodes, leaves: w.leaves, routes: w.n}
+	w.roots = append(make([]uint64, 0, len(w.roots)+len(w.roots)/32+64), w.roots...)
+	ns := &snapshot{roots: w.roots, rootHalves: halves(w.roots), nodes: w.nodes, leaves: w.leaves, routes: w.n, nroots: w.nroots, nrootLeaves: w.nrootLeaves}
 	for ci := range ns.dir {
 		c := (*dpChunk)(dp[ci*chunkSize:])
 		if *c == emptyChunk {
@@ -347,8 +427,9 @@ func buildAll(routes []Route) (*writer, *snapshot, error) {
 	w := newWriter()
 	w.n = len(packed)
 	dp := make([]uint32, numSlots)
-	w.nodes = append(make([]node, 0, len(packed)/8+64), dummyNode)
-	w.leaves = append(make([]uint16, 0, len(packed)*2+64), leafNone)
+	w.roots = make([]uint64, 0, len(packed)/2+64)
+	w.nodes = append(make([]node, 0, len(packed)/64+64), dummyNode)
+	w.leaves = append(make([]uint16, 0, len(packed)/64+64), leafNone)
 	for j := 0; j < len(packed); {
 		r := packed[j]
 		a, l, leaf := uint32(r>>32), int(r>>16&0xFF), uint16(r)

@@ -4,12 +4,16 @@
 // Table is a Poptrie (Asai and Ohara, "Poptrie: A Compressed Trie with Population Count for Fast and
 // Scalable Software IP Routing Table Lookup", SIGCOMM 2015): a direct-pointing array indexed by the top 18
 // bits of the address, then nodes with 6-bit strides whose two 64-bit vectors, with a population count,
-// index the node's children and its run-length compressed leaves in flat arrays. A full Internet table
-// (about 900,000 prefixes) takes under 5 bytes per prefix of lookup data, which mostly stays in the CPU
-// caches. All lookup data are pointer-free arrays, so the garbage collector has nothing to scan there.
+// index the node's children and its run-length compressed leaves in flat arrays. A first-level node (the
+// one a direct-pointing entry names, which answers prefixes up to /24) is stored with its own leaves right
+// behind its leaf vector, without a child vector when it has no children (most of them), and not across
+// two cache lines when it fits in one, so that a lookup ending there usually reads the node and the leaf
+// from one cache line. A full Internet table (about 900,000 prefixes) takes under 5 bytes per prefix of
+// lookup data, which mostly stays in the CPU caches. All lookup data are pointer-free arrays, so the garbage collector has nothing to scan there.
 //
-// LookupBatch walks 32 addresses at once, stage by stage, so that their memory loads overlap; on traffic
-// that misses the caches it is several times faster per address than single lookups. Lookups never lock
+// LookupBatch walks 32 addresses at once, stage by stage (all direct-pointing entries, then all
+// first-level nodes with their leaves, then the rare deeper walks), so that their memory loads overlap; on
+// traffic that misses the caches it is several times faster per address than single lookups. Lookups never lock
 // and never write shared memory: a writer builds the changed parts of a new version beside the current one
 // and publishes it with one atomic store (read-copy-update, with the garbage collector as the grace
 // period), so a reader sees the table before or after an update, never a mix. Apply publishes a batch of

@@ -44,13 +44,16 @@ type Change struct {
 }
 
 // Layout constants. The direct-pointing array covers the top dpBits bits of the address; below it the
-// poptrie nodes have 6-bit strides at bit offsets 18, 24 and 30 (the last one padded with 4 zero bits).
+// poptrie nodes have 6-bit strides at bit offsets 18 (the first level, in roots), 24 and 30 (the last one
+// padded with 4 zero bits).
 const (
 	dpBits    = 18
 	dirBits   = 8                // the direct-pointing array is split into 1<<dirBits chunks ...
 	chunkBits = dpBits - dirBits // ... of 1<<chunkBits entries, copied on write one chunk at a time
 	chunkSize = 1 << chunkBits   // entries per chunk
-	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a node index; otherwise a leaf value
+	nodeBit   = uint32(1) << 31  // a dp entry with this bit is a first-level node (kidsBit, rootMask); otherwise a leaf value
+	kidsBit   = uint32(1) << 30  // a first-level node's dp entry: the node has children
+	rootMask  = kidsBit - 1      // a first-level node's dp entry: its word index in roots
 	slotShift = 32 - dpBits      // address >> slotShift = dp slot
 	numSlots  = 1 << dpBits      // dp entries
 	leafNone  = uint16(0)        // leaf value of "no route"; a next hop nh is stored as nh+1
@@ -78,6 +81,44 @@ const (
 	sideChild = 1 // node.vec[sideChild], node.base[sideChild]: children, into nodes
 )
 
+// A first-level node (the one a dp entry points to) lives in roots, a flat []uint64, with its leaves right
+// behind it, so that the load of its vector usually brings in the leaf a lookup reads next (most lookups of
+// addresses covered by a prefix end at the first level). At word p, roots[p] is its leaf vector (a node's
+// vec[sideLeaf]). A node without children (the dp entry without kidsBit) is that word and its leaf runs, as
+// 16-bit halves (rootHalves, the same memory) from 4*p+rootLeafOff. A node with children (kidsBit) has its
+// child vector in roots[p+1], the index in nodes of its first child in halves 4*p+rootBaseOff and the next
+// one (low half first), and its leaf runs from 4*p+kidsLeafOff. rootWords(n, kids) words hold a first-level
+// node with n leaf runs. A node of at most lineWords words starts on the next cache line rather than
+// straddle two.
+const (
+	rootBaseOff  = 8  // 16-bit offset of the first child's index from 4*p (a node with children)
+	rootLeafOff  = 4  // 16-bit offset of the first leaf from 4*p, a node without children ...
+	kidsLeafOff  = 10 // ... and with children
+	kidsLeafSkip = kidsLeafOff - rootLeafOff
+)
+
+// rootWords returns the length in words of a first-level node with n leaf runs, with or without children.
+func rootWords(n int, kids bool) int {
+	off := rootLeafOff
+	if kids {
+		off = kidsLeafOff
+	}
+	return (off + n + 3) / 4
+}
+
+// halves returns the 16-bit view of the memory of w.
+func halves(w []uint64) []uint16 {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&w[0])), 4*len(w))
+}
+
+// rootChildBase returns the index in nodes of the first child of the first-level node at word p.
+func rootChildBase(h []uint16, p uint32) uint32 {
+	return uint32(h[4*p+rootBaseOff]) | uint32(h[4*p+rootBaseOff+1])<<16
+}
+
 type dpChunk [chunkSize]uint32
 
 // emptyChunk is shared by every snapshot for the parts of the address space with no route at all. It is
@@ -85,16 +126,19 @@ type dpChunk [chunkSize]uint32
 var emptyChunk dpChunk
 
 // snapshot is one immutable version of the lookup structure. Nothing reachable from a published snapshot is
-// ever written again: updates append to nodes/leaves beyond this snapshot's lengths and copy the dp chunks
-// they change.
+// ever written again: updates append to roots, nodes and leaves beyond this snapshot's lengths and copy the
+// dp chunks they change.
 //
-// nodes[0] is a dummy node (no children) and leaves[0] a dummy leaf (no route): branch-free walks park a
-// finished lane there.
+// nodes[0] is a dummy node (no children) and leaves[0] a dummy leaf (no route).
 type snapshot struct {
-	dir    [1 << dirBits]*dpChunk
-	nodes  []node
-	leaves []uint16
-	routes int // number of prefixes
+	dir         [1 << dirBits]*dpChunk
+	roots       []uint64 // first-level nodes with their leaves
+	rootHalves  []uint16 // roots as 16-bit halves
+	nodes       []node   // nodes below the first level
+	leaves      []uint16 // the leaves of nodes
+	routes      int      // number of prefixes
+	nroots      int      // first-level nodes in roots, including dead ones
+	nrootLeaves int      // leaves in roots, including dead ones
 }
 
 func newEmptySnapshot() *snapshot {
@@ -170,9 +214,25 @@ func (s *snapshot) lookup(a uint32) uint32 {
 	if e&nodeBit == 0 {
 		return e - 1 // leaf value nh+1; 0 (no route) wraps to NoRoute
 	}
+	p := e & rootMask
+	bit := uint64(1) << ((a >> (32 - dpBits - 6)) & 63)
+	mask := bit<<1 - 1
+	off := 4*p + rootLeafOff - 1
+	if e&kidsBit != 0 {
+		if cv := s.roots[p+1]; cv&bit != 0 {
+			return s.lookupBelow(a, rootChildBase(s.rootHalves, p)+uint32(bits.OnesCount64(cv&mask))-1)
+		}
+		off += kidsLeafSkip
+	}
+	return uint32(s.rootHalves[off+uint32(bits.OnesCount64(s.roots[p]&mask))]) - 1
+}
+
+// lookupBelow returns the next hop of a from the nodes below the first level, starting at the second-level
+// node idx.
+func (s *snapshot) lookupBelow(a uint32, idx uint32) uint32 {
+	n := &s.nodes[idx]
 	k := uint64(a) << 4
-	sh := uint(rootShift)
-	n := &s.nodes[e&^nodeBit]
+	sh := uint(rootShift - 6)
 	for {
 		bit := uint64(1) << ((k >> (sh & 63)) & 63)
 		mask := bit<<1 - 1
@@ -213,51 +273,42 @@ const batchLanes = 32
 
 // lookup32 walks 32 addresses at once, stage by stage over the lanes, so that the loads of different lanes
 // are independent and overlap: first all direct-pointing entries, then the first node level of the lanes
-// that have one (one popcount per lane: the child or the leaf vector is selected without a branch), then
-// the rare deeper walks, then all leaf loads. o may be a: lane i reads a[i] before it writes o[i], and the
-// deeper walks read the low address byte they need (the levels below the first node level) from lo, not
-// from a.
+// that have one (one popcount per lane, and the leaf from the node's own words, usually in the cache line
+// just loaded), then the rare deeper walks. o may be a: lane i reads a[i] before it writes o[i], and the
+// later stages read the address from a copy.
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	const K = batchLanes
-	var ent, li [K]uint32
-	var vs, lo [K]uint8
+	var ent, xs [K]uint32
 	var pend, deep uint32
-	for i := range K {
+	for i := K - 1; i >= 0; i-- {
 		x := a[i]
 		e := s.dir[x>>(32-dirBits)][(x>>slotShift)&(chunkSize-1)]
-		ent[i] = e &^ nodeBit
-		vs[i] = 63 - uint8(x>>(32-dpBits-6))&63 // 63 - the first node level's entry v
-		lo[i] = uint8(x)                        // bits 7..0: the entries of the levels below
+		ent[i] = e
+		xs[i] = x
 		o[i] = e - 1
-		pend |= (e >> 31) << i
+		pend = pend<<1 | e>>31
 	}
-	nodes := s.nodes
+	roots, h := s.roots, s.rootHalves
 	for m := pend; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		n := &nodes[ent[i]]
-		sh := vs[i] & 63                    // shifting left by 63-v keeps bits 0..v, bit v on top
-		c := (n.vec[sideChild] << sh) >> 63 // entry v: a child (1) or a leaf (0)
-		li[i] = n.base[c] + uint32(bits.OnesCount64(n.vec[c]<<sh)) - 1
-		deep |= uint32(c) << i
+		e := ent[i]
+		p := e & rootMask
+		sh := ^(xs[i] >> (32 - dpBits - 6)) & 63 // 63 - the entry v: shifting left keeps bits 0..v, bit v on top
+		lv := roots[p] << sh
+		off := 4*p + rootLeafOff - 1
+		if e&kidsBit != 0 {
+			if cv := roots[p+1] << sh; int64(cv) < 0 { // entry v is a child
+				ent[i] = rootChildBase(h, p) + uint32(bits.OnesCount64(cv)) - 1
+				deep |= 1 << i
+				continue
+			}
+			off += kidsLeafSkip
+		}
+		o[i] = uint32(h[off+uint32(bits.OnesCount64(lv))]) - 1 // usually in the cache line of roots[p]
 	}
 	for m := deep; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m) & (K - 1)
-		k := uint64(lo[i]) << 4 // the 36-bit padded key's bits 11..0 (the shifts below read no higher bit)
-		n := &nodes[li[i]]
-		for sh := uint(rootShift - 6); ; sh -= 6 {
-			v := (k >> (sh & 63)) & 63
-			mask := uint64(2)<<v - 1
-			if n.vec[sideChild]&(1<<v) == 0 {
-				li[i] = n.base[sideLeaf] + uint32(bits.OnesCount64(n.vec[sideLeaf]&mask)) - 1
-				break
-			}
-			n = &nodes[n.base[sideChild]+uint32(bits.OnesCount64(n.vec[sideChild]&mask))-1]
-		}
-	}
-	leaves := s.leaves
-	for m := pend; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros32(m) & (K - 1)
-		o[i] = uint32(leaves[li[i]]) - 1
+		o[i] = s.lookupBelow(xs[i], ent[i])
 	}
 }
 
@@ -273,10 +324,10 @@ func (t *Table) Len() int {
 // Stats describes the size of the current lookup structure.
 type Stats struct {
 	Routes int // prefixes
-	Nodes  int // poptrie nodes (24 bytes each), including dead ones awaiting compaction
-	Leaves int // compressed leaves (2 bytes each), including dead ones
+	Nodes  int // poptrie nodes, including dead ones awaiting compaction (24 bytes each below the first level)
+	Leaves int // compressed leaves (2 bytes each; a first-level node is its vectors and its leaves), including dead ones
 	Chunks int // distinct direct-pointing chunks (4 KiB each) not shared with the empty chunk
-	// LookupBytes is what readers can touch: dp chunks + nodes + leaves (array capacity, not length).
+	// LookupBytes is what readers can touch: dp chunks + nodes and leaves (array capacity, not length).
 	LookupBytes int
 }
 
@@ -286,13 +337,13 @@ func (t *Table) Stats() Stats {
 	if s == nil {
 		return Stats{}
 	}
-	st := Stats{Routes: s.routes, Nodes: len(s.nodes), Leaves: len(s.leaves)}
+	st := Stats{Routes: s.routes, Nodes: s.nroots + len(s.nodes), Leaves: s.nrootLeaves + len(s.leaves)}
 	for _, c := range s.dir {
 		if c != &emptyChunk {
 			st.Chunks++
 		}
 	}
-	st.LookupBytes = st.Chunks*chunkSize*4 + cap(s.nodes)*nodeBytes + cap(s.leaves)*2 + len(s.dir)*8
+	st.LookupBytes = st.Chunks*chunkSize*4 + cap(s.roots)*8 + cap(s.nodes)*nodeBytes + cap(s.leaves)*2 + len(s.dir)*8
 	return st
 }
 

@@ -202,7 +202,7 @@ func TestCompaction(t *testing.T) {
 	}
 	start := tb.Stats()
 	maxNodes := 0
-	for i := range 40000 {
+	for i := range 80000 {
 		r := routes[rng.IntN(len(routes))]
 		nh := uint32(i % 8)
 		if err := tb.Insert(r.Prefix, nh); err != nil {
@@ -211,12 +211,33 @@ func TestCompaction(t *testing.T) {
 		a, l, _ := prefixKey(r.Prefix)
 		ref.insert(a, l, nh)
 		maxNodes = max(maxNodes, tb.Stats().Nodes)
+		if i%4000 == 0 {
+			checkDeadBytes(t, tb)
+		}
 	}
 	end := tb.Stats()
 	if maxNodes < 2*start.Nodes || end.Nodes >= maxNodes {
 		t.Fatalf("no compaction seen: nodes start %d, max %d, end %d", start.Nodes, maxNodes, end.Nodes)
 	}
 	checkAgainst(t, tb, ref, probes(rng, routes, 20000))
+}
+
+// checkDeadBytes checks the writer's count of dead bytes: the arrays' lengths less it are the bytes
+// reachable from the direct-pointing array (and the dummy node and leaf).
+func checkDeadBytes(t *testing.T, tb *Table) {
+	t.Helper()
+	w, s := tb.w, tb.cur.Load()
+	live := nodeBytes + 2
+	for _, c := range s.dir {
+		for _, e := range c {
+			if e&nodeBit != 0 {
+				live += w.rootSubtreeBytes(e)
+			}
+		}
+	}
+	if total := 8*len(w.roots) + nodeBytes*len(w.nodes) + 2*len(w.leaves); total-w.dead != live {
+		t.Fatalf("arrays %d bytes, dead %d, reachable %d", total, w.dead, live)
+	}
 }
 
 func TestErrors(t *testing.T) {
