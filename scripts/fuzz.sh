@@ -8,7 +8,7 @@
 #   TIME     how long each target fuzzes (go test -fuzztime: 10s, 2m, 50000x); default 10s
 #   TARGETS  a regular expression that picks targets by name; default every Fuzz* function
 #
-# Examples: scripts/fuzz.sh dsa 3s (all 23 dsa targets, 3 s each); scripts/fuzz.sh vlan 1m FuzzBatch
+# Examples: scripts/fuzz.sh dsa 3s (all 23 dsa targets, 3 s each); scripts/fuzz.sh vlan 1m FuzzEdges
 #
 # Each target runs as go test -run '^$' -fuzz '^Name$' -fuzztime TIME -fuzzminimizetime 200x.
 # -fuzzminimizetime bounds how long the fuzzer minimises each new interesting input: the default,
