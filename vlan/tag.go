@@ -260,22 +260,17 @@ func push(mem []byte, f *frame.Frame, t Tag) error {
 
 // Reinsert puts an out-of-band tag (frame.FlagVLAN, as AF_PACKET reports it) back into frame i's
 // bytes as the outermost tag and clears the flag. A TPID of 0 means 0x8100 (older kernels do not
-// report it). It does nothing for a frame without the flag.
+// report it). It does nothing for a frame without the flag. It is frame.Batch.ReinsertVLAN with
+// this package's errors.
 func Reinsert(b *frame.Batch, i int) error {
-	f := &b.Frames[i]
-	if f.Flags&frame.FlagVLAN == 0 {
-		return nil
-	}
-	tp := f.TPID
-	if tp == 0 {
-		tp = TPID8021Q
-	}
-	if err := push(b.Mem, f, Tag{tp, TCI(f.TCI)}); err != nil {
+	switch err := b.ReinsertVLAN(i); err {
+	case frame.ErrTruncated:
+		return ErrTruncated
+	case frame.ErrNoHeadroom:
+		return ErrNoHeadroom
+	default:
 		return err
 	}
-	f.Flags &^= frame.FlagVLAN
-	f.TPID, f.TCI = 0, 0
-	return nil
 }
 
 // Pop removes the outermost tag of frame i and returns it: the out-of-band one if present (which
