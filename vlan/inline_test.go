@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/frame"
+	"github.com/wirespeed/wirespeed/internal/gocmd"
 )
 
 // checkFast holds the inlined fast functions (parseStd, pushStd, popStd, setTCIStd) to the general
@@ -161,7 +161,7 @@ func TestInlined(t *testing.T) {
 		// encoding/binary's calls cost more and some leaf pieces stay calls (correct, slower).
 		t.Skip("inlining measured on amd64 and arm64 only")
 	}
-	out := goCommand(t, "test", "-c", "-o", os.DevNull, "-gcflags=-m", ".")
+	out := gocmd.Run(t, nil, "test", "-c", "-o", os.DevNull, "-gcflags=-m", ".")
 	for _, fn := range []string{"Parse", "parseVia", "parseStd", "parseUntagged", "parseTagged", "parseDot1Q", "parseQinQ", "Push", "pushVia", "pushStd", "pushCheck", "pushMove",
 		"Pop", "popVia", "popStd", "popCheck", "popMove", "SetTCI", "setTCIVia", "setTCIStd"} {
 		if !regexp.MustCompile(`bench_test\.go:\d+:\d+: inlining call to ` + fn + `\b`).Match(out) {
@@ -189,7 +189,7 @@ func TestPortable(t *testing.T) {
 		t.Skip("builds and runs the package's tests with -tags vlan_portable")
 	}
 	file := filepath.Join(t.TempDir(), "digest")
-	out := goCommandEnv(t, []string{"VLAN_DIGEST=" + file}, "test", "-short", "-count=1", "-tags", "vlan_portable", ".")
+	out := gocmd.Run(t, []string{"VLAN_DIGEST=" + file}, "test", "-short", "-count=1", "-tags", "vlan_portable", ".")
 	t.Logf("%s", out)
 	got, err := os.ReadFile(file)
 	if err != nil {
@@ -198,35 +198,6 @@ func TestPortable(t *testing.T) {
 	if want := memDigest(t); string(got) != want {
 		t.Fatalf("vlan_portable build computes digest %s, this build %s", got, want)
 	}
-}
-
-// goCommand runs the go command in this package's directory, with GOFLAGS cleared so that the
-// caller's flags (-json, -race, -trimpath, ...) do not change what it prints, and returns its
-// output; it fails the test if the command fails and skips it if there is no go command.
-func goCommand(t *testing.T, args ...string) []byte {
-	t.Helper()
-	return goCommandEnv(t, nil, args...)
-}
-
-// goCommandEnv is goCommand with env added to the command's environment.
-func goCommandEnv(t *testing.T, env []string, args ...string) []byte {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		if gobin = filepath.Join(runtime.GOROOT(), "bin", "go"); runtime.GOROOT() == "" {
-			t.Skip("no go command:", err)
-		}
-		if _, err := os.Stat(gobin); err != nil {
-			t.Skip("no go command:", err)
-		}
-	}
-	cmd := exec.Command(gobin, args...)
-	cmd.Env = append(append(os.Environ(), "GOFLAGS="), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %v: %v\n%s", args, err, out)
-	}
-	return out
 }
 
 // sameArena fails t unless x and y have the same descriptors and byte-identical arenas (two copies
