@@ -53,7 +53,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		return app.Tally{}, err
 	}
 	names := router.Names
-	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: []string{cfg.Trunk, cfg.Uplink}, Workers: cfg.Workers})
+	ports, err := app.Open(app.OpenConfig{Backend: cfg.Backend, Ifnames: []string{cfg.Trunk, cfg.Uplink}, Workers: cfg.Workers, BusyPoll: cfg.BusyPoll})
 	if err != nil {
 		return app.Tally{}, err
 	}

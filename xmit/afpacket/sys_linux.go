@@ -56,8 +56,18 @@ const (
 
 var _ [pktHdrLen]struct{} = [unix.SizeofTpacket3Hdr]struct{}{}
 
+// sendmmsg is sendmmsg(2) as a raw system call, which the Go scheduler does not see: called with
+// MSG_DONTWAIT it never blocks, but a batch takes longer than the scheduler monitor's 20 µs tick,
+// and as an ordinary system call its P would be handed to another thread meanwhile and the worker
+// would wait for a thread switch to get it back, once per batch. Without MSG_DONTWAIT use an
+// ordinary system call.
 func sendmmsg(fd int, msgs []mmsghdr, flags int) (int, unix.Errno) {
-	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(msgs))),
+	if flags&unix.MSG_DONTWAIT == 0 {
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(msgs))),
+			uintptr(len(msgs)), uintptr(flags), 0, 0)
+		return int(r), e
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(msgs))),
 		uintptr(len(msgs)), uintptr(flags), 0, 0)
 	return int(r), e
 }

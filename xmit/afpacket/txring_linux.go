@@ -298,7 +298,9 @@ func (p *Port) kick(p0 uint32, np int, want *uint32) (sent, bytes, dropped int, 
 	return sent, bytes, dropped, serr
 }
 
+// sendKick makes the kernel transmit the TX ring's frames: a raw system call (never blocking with
+// MSG_DONTWAIT; see sendmmsg).
 func sendKick(fd int) (int, unix.Errno) {
-	r, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	return int(r), e
 }

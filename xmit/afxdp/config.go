@@ -79,6 +79,17 @@ type Config struct {
 	// two). The fill ring starts with min(RingSize, UMEM frames/2) chunks.
 	RingSize int
 
+	// BusyPoll, when above 0, turns on the kernel's preferred busy polling for the socket
+	// (SO_PREFER_BUSY_POLL, SO_BUSY_POLL of BusyPollMicros, SO_BUSY_POLL_BUDGET of BusyPoll frames;
+	// Linux 5.11+, and CAP_NET_ADMIN above net.core.busy_poll): Recv, finding the RX ring empty,
+	// and Send's kick then run the interface's receive NAPI on the calling CPU, as DPDK's net_af_xdp
+	// does by default, instead of leaving it to a softirq on whichever CPU scheduled it. That feeds
+	// the RX ring at the rate the worker takes frames, so under overload the excess is dropped
+	// before it is copied into the UMEM and the RX ring does not fill (no queueing delay).
+	BusyPoll int
+	// BusyPollMicros is SO_BUSY_POLL with BusyPoll set (default 20).
+	BusyPollMicros int
+
 	// NoNeedWakeup disables XDP_USE_NEED_WAKEUP: the port then kicks the kernel on every Send.
 	NoNeedWakeup bool
 

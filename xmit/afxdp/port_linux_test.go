@@ -11,6 +11,7 @@ import (
 	"github.com/wirespeed/wirespeed/frame"
 	"github.com/wirespeed/wirespeed/internal/nettest"
 	"github.com/wirespeed/wirespeed/xmit"
+	"golang.org/x/sys/unix"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -543,5 +544,46 @@ func TestOpenErrors(t *testing.T) {
 	raw.send(t, testFrame(80, 1))
 	if got := recvXDP(t, p, 1, 2*time.Second); len(got) != 1 {
 		t.Fatal("first port stopped receiving after a failed second Open")
+	}
+}
+
+// TestBusyPoll opens a port with preferred busy polling: the socket carries the options and still
+// receives and sends; a budget out of range is refused.
+func TestBusyPoll(t *testing.T) {
+	pr := newPair(t, 0)
+	p := pr.open(t, &Config{BusyPoll: 32, BusyPollMicros: 50})
+	// (Linux reads SO_BUSY_POLL_BUDGET back with no getsockopt.)
+	for _, o := range [][2]int{{unix.SO_PREFER_BUSY_POLL, 1}, {unix.SO_BUSY_POLL, 50}} {
+		if v, err := unix.GetsockoptInt(p.FD(), unix.SOL_SOCKET, o[0]); err != nil || v != o[1] {
+			t.Errorf("getsockopt %#x = %d, %v; want %d", o[0], v, err, o[1])
+		}
+	}
+	raw := pr.raw(t)
+	var sent [][]byte
+	for i := range 8 {
+		f := testFrame(60, uint32(i))
+		sent = append(sent, f)
+		raw.send(t, f)
+	}
+	got := recvXDP(t, p, len(sent), 2*time.Second)
+	if len(got) != len(sent) {
+		t.Fatalf("received %d of %d frames", len(got), len(sent))
+	}
+	for i := range sent {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Errorf("frame %d: got %x\nwant %x", i, got[i], sent[i])
+		}
+	}
+	for _, c := range []Config{{BusyPoll: -1}, {BusyPoll: 1 << 16}, {BusyPoll: 8, BusyPollMicros: -1}} {
+		err := pr.b.Do(func() error {
+			q, err := Open(pr.vb, 0, &c)
+			if err == nil {
+				q.Close()
+			}
+			return err
+		})
+		if err == nil {
+			t.Errorf("Open with %+v: no error", c)
+		}
 	}
 }

@@ -61,6 +61,8 @@ type OpenConfig struct {
 	// XDPPass are the EtherTypes the AF_XDP program hands to the kernel instead of the sockets,
 	// by index in Ifnames (afxdp.Config.PassEtherType); missing or 0: none.
 	XDPPass []uint16
+	// BusyPoll is afxdp.Config.BusyPoll for every AF_XDP socket (0: off).
+	BusyPoll int
 }
 
 // Ports are the real ports an example forwards on: ByWorker[w][p] is worker w's port p.
@@ -119,7 +121,7 @@ func Open(cfg OpenConfig) (*Ports, error) {
 				if q := Queues(name); w >= q {
 					err = fmt.Errorf("%s has %d receive queue(s), worker %d needs queue %d (AF_XDP binds one socket per queue: use -workers %d, or make the veth with numrxqueues/numtxqueues %d)", name, q, w, w, q, cfg.Workers)
 				} else {
-					c := &afxdp.Config{UMEM: umem}
+					c := &afxdp.Config{UMEM: umem, BusyPoll: cfg.BusyPoll}
 					if i < len(cfg.XDPPass) {
 						c.PassEtherType = cfg.XDPPass[i]
 					}
