@@ -391,11 +391,13 @@ func TestE2E(t *testing.T) {
 		// -spin: the worker polls its idle ports, as testpmd does.
 		"afpacket-spin": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin, "-spin"),
 		"afxdp-spin":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-spin"),
+		// Preferred busy polling (afxdp.Config.BusyPoll), as DPDK's net_af_xdp by default.
+		"afxdp-busy": newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-busy-poll", "64"),
 		// A TPACKET_V2 receive ring (afpacket.Config.FrameRing).
 		"afpacket-v2": newVLANRouter(bin, tp.rtr.Name, "afpacket-v2", tp.rout, tp.rin),
 	}
 	// DPDK's testpmd in mac mode on the same two veths, when installed (Debian package dpdk).
-	forwarders := []string{"kernel", "afpacket", "afpacket-v2", "afxdp", "afpacket-spin", "afxdp-spin"}
+	forwarders := []string{"kernel", "afpacket", "afpacket-v2", "afxdp", "afpacket-spin", "afxdp-spin", "afxdp-busy"}
 	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
 		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
 		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)
@@ -444,16 +446,24 @@ func TestE2E(t *testing.T) {
 	// measure starts g, waits out the warm-up, counts what reaches the sink over the window, stops g
 	// and returns the sink's rate in Mpps and the generator's result.
 	var busy [2]float64 // of the last measure
-	measure := func(g *gen.Generator) (float64, gen.Result, error) {
+	perfDir := os.Getenv("WIRESPEED_E2E_PERF")
+	measure := func(g *gen.Generator, name string) (float64, gen.Result, error) {
 		g.Start()
 		time.Sleep(warm)
 		s0, _ := rxPackets(tp.sink, tp.s0)
 		b0, n0 := cpuTimes()
 		t0 := time.Now()
+		var pf *perfRun
+		if perfDir != "" {
+			pf = startPerf(perfDir, name, window)
+		}
 		time.Sleep(window)
 		s1, err := rxPackets(tp.sink, tp.s0)
 		el := time.Since(t0)
 		b1, n1 := cpuTimes()
+		if pf != nil {
+			t.Logf("%s: perf on CPU 0: %s", name, pf.wait(s1-s0))
+		}
 		for i := range busy {
 			busy[i] = 100 * float64(b1[i]-b0[i]) / float64(max(1, n1[i]-n0[i]))
 		}
@@ -473,7 +483,7 @@ func TestE2E(t *testing.T) {
 		if err != nil {
 			return sample{}, err
 		}
-		mpps, gr, err := measure(g)
+		mpps, gr, err := measure(g, fmt.Sprintf("%s-%s-%s", c.sender, c.napi, c.fwd))
 		if err != nil {
 			return sample{}, err
 		}
@@ -491,7 +501,7 @@ func TestE2E(t *testing.T) {
 		}
 		// The router's receiving veth needs NAPI for the XDP sender's frames: an XDP_PASS program
 		// unless AF_XDP attaches its own; with the sendmmsg sender it gets none (plain netif_rx).
-		wantPass := c.sender == gen.EngineXDP && c.fwd != "afxdp" && c.fwd != "afxdp-spin" && c.fwd != "afxdp-pipeline" && c.fwd != "testpmd-afxdp"
+		wantPass := c.sender == gen.EngineXDP && !strings.HasPrefix(c.fwd, "afxdp") && c.fwd != "testpmd-afxdp"
 		if wantPass && tp.pass == nil {
 			l, err := attach(tp.rtr, tp.rin, 2)
 			if err != nil {
@@ -513,7 +523,7 @@ func TestE2E(t *testing.T) {
 			t.Log(r.stop())
 			return sample{}, err
 		}
-		mpps, gr, err := measure(g)
+		mpps, gr, err := measure(g, fmt.Sprintf("%s-%s-%s", c.sender, c.napi, c.fwd))
 		log := r.stop()
 		if err != nil {
 			return sample{}, fmt.Errorf("%w; %s", err, log)
@@ -564,7 +574,7 @@ func TestE2E(t *testing.T) {
 			continue
 		}
 		vsPMD := ""
-		if drv, ok := strings.CutPrefix(strings.TrimSuffix(c.fwd, "-spin"), "af"); ok {
+		if drv, ok := strings.CutPrefix(strings.TrimSuffix(strings.TrimSuffix(c.fwd, "-spin"), "-busy"), "af"); ok {
 			if m := median(caseKey{c.sender, c.napi, "testpmd-af" + drv}); m > 0 {
 				vsPMD = fmt.Sprintf("%.2f", stats.Median(v)/m)
 			}
@@ -579,6 +589,7 @@ func TestE2E(t *testing.T) {
 		}
 		fwd := map[string]string{"kernel": "kernel ip_forward", "afpacket": "vlanrouter, AF_PACKET", "afxdp": "vlanrouter, AF_XDP",
 			"afpacket-spin": "vlanrouter -spin, AF_PACKET", "afxdp-spin": "vlanrouter -spin, AF_XDP",
+			"afxdp-busy":        "vlanrouter -busy-poll 64, AF_XDP",
 			"afpacket-v2":       "vlanrouter, AF_PACKET TPACKET_V2",
 			"afpacket-pipeline": "vlanrouter -pipeline, AF_PACKET", "afxdp-pipeline": "vlanrouter -pipeline, AF_XDP",
 			"testpmd-afxdp": "dpdk-testpmd mac, net_af_xdp", "testpmd-afpacket": "dpdk-testpmd mac, net_af_packet",
