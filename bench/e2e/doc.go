@@ -54,6 +54,10 @@
 // a subset (e.g. "/xdp/softirq/"); WIRESPEED_E2E_TX_BATCH (default 64), frames per send call of the
 // transmit-only ceilings; WIRESPEED_E2E_PIPELINE=1 adds vlanrouter -pipeline on both back-ends
 // (forwarders afpacket-pipeline, afxdp-pipeline: one receive and one transmit worker, on CPU 0 as
-// the rest); WIRESPEED_E2E_OUT, a file to write the Markdown table to.
+// the rest); WIRESPEED_E2E_OUT, a file to write the Markdown table to; WIRESPEED_E2E_PERF, a
+// directory: TestE2E then runs perf stat and perf record on CPU 0 over every measured window and
+// logs, per frame at the sink, the router CPU's time, context switches, system calls and softirqs,
+// and the share of samples per binary (the kernel, the forwarder); the perf.data files stay there
+// for perf report. The forwarder afxdp-busy is vlanrouter -busy-poll 64 (afxdp.Config.BusyPoll).
 // Without root they skip (or fail under WIRESPEED_REQUIRE_PRIV=1, see internal/nettest).
 package e2e
