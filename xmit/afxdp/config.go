@@ -81,11 +81,10 @@ type Config struct {
 
 	// BusyPoll, when above 0, turns on the kernel's preferred busy polling for the socket
 	// (SO_PREFER_BUSY_POLL, SO_BUSY_POLL of BusyPollMicros, SO_BUSY_POLL_BUDGET of BusyPoll frames;
-	// Linux 5.11+, and CAP_NET_ADMIN above net.core.busy_poll): Recv, finding the RX ring empty,
-	// and Send's kick then run the interface's receive NAPI on the calling CPU, as DPDK's net_af_xdp
-	// does by default, instead of leaving it to a softirq on whichever CPU scheduled it. That feeds
-	// the RX ring at the rate the worker takes frames, so under overload the excess is dropped
-	// before it is copied into the UMEM and the RX ring does not fill (no queueing delay).
+	// Linux 5.11+, and CAP_NET_ADMIN above net.core.busy_poll), as DPDK's net_af_xdp does by
+	// default: Recv, finding the RX ring empty, kicks the socket with recvfrom, and that and Send's
+	// sendto let the kernel busy-poll the socket's receive NAPI on the calling CPU. Whether it helps
+	// depends on the driver (on veth it does not; bench/notes/e2e.md).
 	BusyPoll int
 	// BusyPollMicros is SO_BUSY_POLL with BusyPoll set (default 20).
 	BusyPollMicros int

@@ -876,7 +876,7 @@ func (p *Port) Close() error {
 // scheduler does not see: a kick never blocks, but a copy-mode sendto of a batch takes longer
 // than the scheduler monitor's 20 µs tick, and as an ordinary system call its P would be handed to
 // another thread meanwhile and the worker would wait for a thread switch to get it back, once per
-// batch (on AF_XDP over veth that cost a quarter of the forwarding rate).
+// batch (bench/notes/e2e.md).
 func kick(trap uintptr, fd int) unix.Errno {
 	_, _, e := unix.RawSyscall6(trap, uintptr(fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	return e

@@ -548,7 +548,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 // TestBusyPoll opens a port with preferred busy polling: the socket carries the options and still
-// receives and sends; a budget out of range is refused.
+// receives; a budget out of range is refused.
 func TestBusyPoll(t *testing.T) {
 	pr := newPair(t, 0)
 	p := pr.open(t, &Config{BusyPoll: 32, BusyPollMicros: 50})
