@@ -275,8 +275,30 @@ const batchLanes = 32
 // are independent and overlap: first all direct-pointing entries, then the first node level of the lanes
 // that have one (one popcount per lane, and the leaf from the node's own words, usually in the cache line
 // just loaded), then the rare deeper walks. o may be a: lane i reads a[i] before it writes o[i], and the
-// later stages read the address from a copy.
+// later stages read the address from a copy. On amd64 CPUs with POPCNT the first two stages are
+// lookup32Stages (lookup_amd64.s) unless the build has the purego tag; both forms give the same
+// results (TestLookup32Forms).
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
+	if !useStagesAsm {
+		s.lookup32Go(a, o)
+		return
+	}
+	var st lanes
+	deep := lookup32Stages(&s.dir, unsafe.SliceData(s.roots), a, o, &st)
+	for m := deep; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros32(m) & (batchLanes - 1)
+		o[i] = s.lookupBelow(st.xs[i], st.ent[i])
+	}
+}
+
+// lanes is the per-lane state of lookup32's stages: the direct-pointing entry (for a lane that
+// continues below the first level, the index of its second-level node) and the address.
+type lanes struct {
+	ent, xs [batchLanes]uint32
+}
+
+// lookup32Go is lookup32 in Go.
+func (s *snapshot) lookup32Go(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	const K = batchLanes
 	var ent, xs [K]uint32
 	var pend, deep uint32

@@ -19,6 +19,18 @@ func checkAgainst(t *testing.T, tb *Table, ref *refLPM, ps []uint32) {
 	inPlace := slices.Clone(ps)
 	tb.LookupBatch(inPlace, inPlace)
 	bad := 0
+	if s := tb.cur.Load(); s != nil { // lookup32's Go form, which lookup32Stages replaces where it can
+		for i := 0; i+batchLanes <= len(ps); i += batchLanes {
+			var o [batchLanes]uint32
+			s.lookup32Go((*[batchLanes]uint32)(ps[i:]), &o)
+			for j, got := range o {
+				if want, _ := ref.lookup(ps[i+j]); got != want && bad < 10 {
+					t.Errorf("lookup32Go(%v) = %d; want %d", u32ToAddr(ps[i+j]), got, want)
+					bad++
+				}
+			}
+		}
+	}
 	for i, a := range ps {
 		want, wok := ref.lookup(a)
 		got, ok := tb.LookupU32(a)
@@ -57,6 +69,53 @@ func TestSyntheticTableMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkAgainst(t, &tb, refFrom(routes), probes(rng, routes, 100000))
+	}
+}
+
+// TestLookup32Forms: lookup32 (lookup32Stages where the CPU has it) and lookup32Go give the
+// reference's answers on tables whose walks end in the dp array, at the first level, with and
+// without children, and below it, in every lane position.
+func TestLookup32Forms(t *testing.T) {
+	t.Logf("lookup32Stages in use: %v", useStagesAsm)
+	rng := rand.New(rand.NewPCG(7, 8))
+	lv := [4]int{}
+	for it := range 12 {
+		routes := randomTable(rng, []int{50, 500, 3000}[it%3], uint32(1+rng.IntN(200)), it%2 == 0)
+		for range 200 { // long prefixes inside a few /18s: first-level nodes with children, deep walks
+			a := 0x0A000000 | uint32(rng.IntN(4))<<14 | rng.Uint32()&0x3FFF
+			l := 19 + rng.IntN(14)
+			routes = append(routes, Route{netip.PrefixFrom(u32ToAddr(a), l).Masked(), uint32(rng.IntN(100))})
+		}
+		var tb Table
+		if err := tb.Replace(routes); err != nil {
+			t.Fatal(err)
+		}
+		ref := refFrom(routes)
+		s := tb.cur.Load()
+		ps := probes(rng, routes, 4096)
+		for i := range 1024 {
+			ps = append(ps, 0x0A000000|uint32(i*61)&0xFFFF)
+		}
+		ps = ps[:len(ps)/batchLanes*batchLanes]
+		for i := 0; i < len(ps); i += batchLanes {
+			in := (*[batchLanes]uint32)(ps[i:])
+			var asm, gof [batchLanes]uint32
+			s.lookup32(in, &asm)
+			s.lookup32Go(in, &gof)
+			for j := range batchLanes {
+				want, _ := ref.lookup(in[j])
+				if asm[j] != want || gof[j] != want {
+					t.Fatalf("%v: lookup32 %d, lookup32Go %d; want %d", u32ToAddr(in[j]), asm[j], gof[j], want)
+				}
+				lv[min(s.levels(in[j]), 3)]++
+			}
+		}
+	}
+	t.Logf("walks ending in the dp array, the first level, the second, deeper: %v", lv)
+	for i, n := range lv {
+		if n == 0 {
+			t.Errorf("no walk ends at level %d: %v", i, lv)
+		}
 	}
 }
 

@@ -1,0 +1,82 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// The layout constants of table.go, as this file uses them: dp entries (dirBits = 8 bits of chunk,
+// chunkBits = 10 bits of slot), nodeBit 31, kidsBit 30, rootMask 0x3fffffff, the first node level's
+// stride at bits 8..13 of the address, rootLeafOff 4, kidsLeafOff 10, rootBaseOff 8 (16-bit units).
+
+// func lookup32Stages(dir *[1 << dirBits]*dpChunk, roots *uint64, a, o *[batchLanes]uint32, st *lanes) (deep uint32)
+TEXT ·lookup32Stages(SB), NOSPLIT, $0-44
+	MOVQ dir+0(FP), R8
+	MOVQ roots+8(FP), R11
+	MOVQ a+16(FP), SI
+	MOVQ o+24(FP), DI
+	MOVQ st+32(FP), R9
+	XORL R10, R10 // pend: lanes whose entry is a first-level node, lane i in bit i
+	MOVQ $31, DX
+
+	// Stage 1, lanes 31 down to 0: the dp entry e, o[i] = e-1 (a leaf's next hop).
+dp:
+	MOVBLZX 3(SI)(DX*4), BX // address bits 24..31: the chunk
+	MOVQ (R8)(BX*8), BX
+	MOVWLZX 1(SI)(DX*4), CX
+	SHRL $6, CX // address bits 14..23: the slot
+	MOVL (BX)(CX*4), BX // e
+	MOVL (SI)(DX*4), AX // the address
+	MOVL BX, (R9)(DX*4) // st.ent[i] = e
+	MOVL AX, 128(R9)(DX*4) // st.xs[i] = the address
+	LEAL -1(BX), CX
+	MOVL CX, (DI)(DX*4) // o[i] = e - 1
+	ADDL BX, BX // CF = nodeBit
+	ADCL R10, R10 // pend = pend<<1 | nodeBit (DECQ keeps CF)
+	DECQ DX
+	JGE dp
+
+	// Stage 2, the lanes of pend, lowest first: the first-level node at word p of roots.
+	XORL R13, R13 // deep
+	BSFL R10, DX // i; ZF when no lane is left
+	JNE level
+	JMP done
+
+level:
+	BTRL DX, R10
+	MOVL (R9)(DX*4), R12
+	SHLL $2, R12 // 4p; CF = kidsBit
+	MOVBLZX 129(R9)(DX*4), CX // address bits 8..15
+	NOTL CX // 63 - v in CL's low 6 bits: SHLQ CX keeps bits 0..v, bit v on top
+	MOVQ (R11)(R12*2), SI // the leaf vector, roots[p]
+	JCS kids
+
+leaf:
+	SHLQ CX, SI
+	POPCNTQ SI, SI
+	LEAQ (R12)(SI*1), AX
+	MOVWLZX 6(R11)(AX*2), AX // halves[4p + rootLeafOff - 1 + count]
+	DECL AX
+	MOVL AX, (DI)(DX*4) // o[i] = leaf - 1
+
+next:
+	BSFL R10, DX
+	JNE level
+	JMP done
+
+kids:
+	MOVQ 8(R11)(R12*2), BX // the child vector, roots[p+1]
+	SHLQ CX, BX
+	TESTQ BX, BX // entry v is a child when bit 63 is set
+	JPL nochild
+	POPCNTQ BX, BX
+	MOVL 16(R11)(R12*2), AX // the first child's index, halves 4p+8 (low) and 4p+9
+	LEAL -1(AX)(BX*1), AX
+	MOVL AX, (R9)(DX*4) // st.ent[i] = the child's index
+	BTSL DX, R13
+	JMP next
+
+nochild:
+	ADDQ $6, R12 // the leaves start at kidsLeafOff, not rootLeafOff
+	JMP leaf
+
+done:
+	MOVL R13, deep+40(FP)
+	RET
