@@ -28,6 +28,9 @@ dp:
 	MOVL AX, 128(R9)(DX*4) // st.xs[i] = the address
 	LEAL -1(BX), CX
 	MOVL CX, (DI)(DX*4) // o[i] = e - 1
+	MOVL BX, CX
+	ANDL $0x3fffffff, CX
+	PREFETCHT0 (R11)(CX*8) // a node's roots[p], or for a leaf some early word of roots
 	ADDL BX, BX // CF = nodeBit
 	ADCL R10, R10 // pend = pend<<1 | nodeBit (DECQ keeps CF)
 	DECQ DX

@@ -66,8 +66,11 @@ func TestE2ELatency(t *testing.T) {
 		"afpacket-spin": newVLANRouter(bin, tp.rtr.Name, "afpacket", tp.rout, tp.rin, "-spin"),
 		"afxdp-spin":    newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-spin"),
 		"afpacket-v2":   newVLANRouter(bin, tp.rtr.Name, "afpacket-v2", tp.rout, tp.rin),
+		// Polling through gaps shorter than 50 µs before blocking (app.Options.IdleSpin).
+		"afxdp-idle":       newVLANRouter(bin, tp.rtr.Name, "afxdp", tp.rout, tp.rin, "-idle-spin", "50us"),
+		"afpacket-v2-idle": newVLANRouter(bin, tp.rtr.Name, "afpacket-v2", tp.rout, tp.rin, "-idle-spin", "50us"),
 	}
-	names := []string{"kernel", "afpacket", "afpacket-v2", "afxdp", "afpacket-spin", "afxdp-spin"}
+	names := []string{"kernel", "afpacket", "afpacket-v2", "afxdp", "afpacket-spin", "afxdp-spin", "afxdp-idle", "afpacket-v2-idle"}
 	if _, err := exec.LookPath("dpdk-testpmd"); err == nil {
 		routers["testpmd-afxdp"] = newTestPMD(tp.rtr.Name, "net_af_xdp", tp.rin, tp.rout)
 		routers["testpmd-afpacket"] = newTestPMD(tp.rtr.Name, "net_af_packet", tp.rin, tp.rout)

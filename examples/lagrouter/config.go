@@ -46,6 +46,7 @@ type Config struct {
 	IPRoute    bool           //
 	Workers    int            // workers (sockets or queues per interface)
 	Spin       bool           // workers poll idle ports instead of blocking (afpacket, afxdp)
+	IdleSpin   time.Duration  // workers poll idle ports this long before they block (app.Options.IdleSpin)
 	Gateway    netip.Addr     // the uplink's gateway, resolved by ARP
 	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
 	Pcap       string         // pcapng file of forwarded and dropped frames
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		return nil
 	})
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (1-64): AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
+	fs.DurationVar(&cfg.IdleSpin, "idle-spin", cfg.IdleSpin, app.IdleSpinUsage)
 	fs.BoolVar(&cfg.Spin, "spin", false, "afpacket, afxdp: workers keep polling idle ports (a core each, the lowest latency) instead of blocking")
 	fs.Var(cfg.Neighbours, "nexthop", "static next-hop MACs, no ARP on those interfaces: NAME=MAC[,...] with NAME uplink, vlanNNN, or trunk (every VLAN): everything routed out of NAME goes to MAC")
 	fs.StringVar(&cfg.Pcap, "pcap", "", "write forwarded and dropped frames to this pcapng file (verdict in each packet's comment)")
@@ -139,6 +141,8 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 // check validates the whole configuration, the routes file and the neighbours included.
 func (c *Config) check() error {
 	switch {
+	case app.CheckIdleSpin(c.IdleSpin) != nil:
+		return app.CheckIdleSpin(c.IdleSpin)
 	case c.Workers < 1 || c.Workers > maxWorkers:
 		return fmt.Errorf("-workers %d: want 1-%d", c.Workers, maxWorkers)
 	case c.Batch < 1 || c.Batch > maxBatch:

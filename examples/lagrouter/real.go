@@ -182,7 +182,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(ports []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[w] = app.RunWith(wctx, fw, res, hook, ports, cfg.Batch, 1024, app.Options{Spin: cfg.Spin})
+			errs[w] = app.RunWith(wctx, fw, res, hook, ports, cfg.Batch, 1024, app.Options{Spin: cfg.Spin, IdleSpin: cfg.IdleSpin})
 		}([]xmit.Port{aggs[w], wp[2]})
 	}
 

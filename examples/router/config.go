@@ -25,7 +25,8 @@ type Config struct {
 	Neigh    []Neighbour
 	Routes   []RouteSpec
 	Workers  int
-	Spin     bool // workers poll idle ports instead of blocking (afpacket, afxdp)
+	Spin     bool          // workers poll idle ports instead of blocking (afpacket, afxdp)
+	IdleSpin time.Duration // workers poll idle ports this long before they block (app.Options.IdleSpin)
 	Batch    int
 	Duration time.Duration
 	Interval time.Duration
@@ -163,6 +164,8 @@ func (f routeFlag) Set(v string) error {
 // check validates the whole configuration.
 func (c *Config) check() error {
 	switch {
+	case app.CheckIdleSpin(c.IdleSpin) != nil:
+		return app.CheckIdleSpin(c.IdleSpin)
 	case c.Workers < 1 || c.Workers > 64:
 		return fmt.Errorf("-workers %d: want 1-64", c.Workers)
 	case c.Batch < 1 || c.Batch > 1024:

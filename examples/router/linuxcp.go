@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
@@ -154,8 +155,9 @@ func buildCP(c Config, macs []frame.MAC, addrs [][]netip.Prefix, pool *frame.Poo
 // runCPWorker is one worker of the -linuxcp mode, app.Run's loop with the exception path beside
 // the stage: what arrives on a port is processed, its egress and generated batches sent, its local
 // and unresolved frames handed up (xw.Up, which never waits); what the kernel sent for a port is
-// taken (xw.Take) and sent on it. It allocates nothing per batch.
-func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *ops.TraceHook, ports []xmit.Port, batch, drain int) app.PortErrors {
+// taken (xw.Take) and sent on it. opt's Spin and IdleSpin act as in app.RunWith. It allocates
+// nothing per batch.
+func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *ops.TraceHook, ports []xmit.Port, batch, drain int, opt app.Options) app.PortErrors {
 	var errs app.PortErrors
 	out := app.CountSends(ports, &errs)
 	in, down := frame.NewBatch(batch), frame.NewBatch(batch)
@@ -201,6 +203,7 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *
 		return got
 	}
 	idle, batches, turn := 0, 0, 0
+	var idleSince time.Time
 	done := ctx.Done()
 	for {
 		trace.Poll() // one atomic load while the trace's state is unchanged
@@ -227,7 +230,14 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *
 		}
 		w.Flush()
 		xw.Flush()
-		if idle++; idle > 8 {
+		if idle++; opt.IdleSpin > 0 && !opt.Spin {
+			if idle == 1 {
+				idleSince = time.Now()
+			} else if idle > 8 && time.Since(idleSince) < opt.IdleSpin {
+				continue
+			}
+		}
+		if idle > 8 && !opt.Spin {
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {
 				wt.Wait(app.IdleWait / int64(len(ports)))

@@ -70,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.Var(neighFlag{&cfg}, "neigh", "a permanent neighbour: `IP=MAC` (repeat for each; the others are resolved by ARP)")
 	fs.Var(routeFlag{&cfg}, "route", "a route: `PREFIX,via=GATEWAY` (repeat for each; the gateway is resolved by ARP)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers: AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
+	fs.DurationVar(&cfg.IdleSpin, "idle-spin", cfg.IdleSpin, app.IdleSpinUsage)
 	fs.BoolVar(&cfg.Spin, "spin", false, "afpacket, afxdp: workers keep polling idle ports (a core each, the lowest latency) instead of blocking")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "frames per batch (1-1024)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run (0: until Ctrl-C)")

@@ -104,7 +104,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 			go func(i int, wp []xmit.Port) {
 				defer wg.Done()
 				runtime.LockOSThread()
-				errs[i] = runCPWorker(wctx, w, cp.x.Worker(i), hook, wp, cfg.Batch, 1024)
+				errs[i] = runCPWorker(wctx, w, cp.x.Worker(i), hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin, IdleSpin: cfg.IdleSpin})
 			}(i, wp)
 			continue
 		}
@@ -113,7 +113,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(i int, wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.RunWith(wctx, w, resolvers[i], hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin})
+			errs[i] = app.RunWith(wctx, w, resolvers[i], hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin, IdleSpin: cfg.IdleSpin})
 		}(i, wp)
 	}
 	if cfg.ready != nil {

@@ -35,6 +35,7 @@ type Config struct {
 	IPRoute    bool           //
 	Workers    int            // workers (sockets or queues per interface)
 	Spin       bool           // workers poll idle ports instead of blocking (afpacket, afxdp)
+	IdleSpin   time.Duration  // workers poll idle ports this long before they block (app.Options.IdleSpin)
 	BusyPoll   int            // afxdp: preferred busy polling, frames per poll (0: off)
 	Gateway    netip.Addr     // the uplink's gateway, resolved by ARP
 	Neighbours app.Neighbours // static next-hop MACs by interface name ("uplink", "vlan101", "trunk": every VLAN); no ARP there
@@ -82,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	})
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (1-64): AF_PACKET sockets per interface in a PACKET_FANOUT group, or AF_XDP queues 0..N-1")
 	fs.IntVar(&cfg.BusyPoll, "busy-poll", cfg.BusyPoll, "afxdp: the kernel's preferred busy polling with this budget in frames (SO_PREFER_BUSY_POLL; 0: off): the worker runs the receive NAPI itself")
+	fs.DurationVar(&cfg.IdleSpin, "idle-spin", cfg.IdleSpin, app.IdleSpinUsage)
 	fs.BoolVar(&cfg.Spin, "spin", false, "afpacket, afxdp: workers keep polling idle ports (a core each, the lowest latency) instead of blocking")
 	fs.BoolVar(&cfg.Pipeline, "pipeline", false, "pipeline instead of run to completion: the -workers receive and route, and hand each port's frames over rings to the -tx-workers transmit workers that own the ports")
 	fs.IntVar(&cfg.TxWorkers, "tx-workers", cfg.TxWorkers, "-pipeline: transmit workers (1: one sends on both ports; 2: one per port)")
@@ -121,6 +123,8 @@ func (c *Config) check() error {
 	switch {
 	case c.Workers < 1 || c.Workers > maxWorkers:
 		return fmt.Errorf("-workers %d: want 1-%d", c.Workers, maxWorkers)
+	case app.CheckIdleSpin(c.IdleSpin) != nil:
+		return app.CheckIdleSpin(c.IdleSpin)
 	case c.BusyPoll < 0 || c.BusyPoll > 0xffff:
 		return fmt.Errorf("-busy-poll %d: want 0 (off) to 65535 frames", c.BusyPoll)
 	case c.Batch < 1 || c.Batch > maxBatch:

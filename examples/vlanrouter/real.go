@@ -114,7 +114,7 @@ func runReal(ctx context.Context, cfg Config, out io.Writer) (app.Tally, error) 
 		go func(wp []xmit.Port) {
 			defer wg.Done()
 			runtime.LockOSThread()
-			errs[i] = app.RunWith(wctx, w, res, hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin})
+			errs[i] = app.RunWith(wctx, w, res, hook, wp, cfg.Batch, 1024, app.Options{Spin: cfg.Spin, IdleSpin: cfg.IdleSpin})
 			if pipe != nil {
 				pipe.CloseRx(i)
 			}

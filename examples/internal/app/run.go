@@ -46,6 +46,14 @@ type Options struct {
 	// Spin keeps polling the ports when they are idle instead of blocking, as DPDK's poll-mode
 	// workers do: the lowest latency, for a core spent whatever the load.
 	Spin bool
+	// IdleSpin, when above zero, keeps an idle worker polling until its ports have been empty
+	// that long before it blocks. Waking a blocked worker takes tens of microseconds (the
+	// kernel's wake-up, the CPU's way out of its idle state); near its capacity a worker that
+	// blocks in every short gap falls behind by that much each time and catches up only at the
+	// rate it has to spare, so its queue and latency grow by the inverse of that spare share.
+	// Polling through gaps shorter than IdleSpin removes those wake-ups; the price is up to
+	// IdleSpin of CPU after every burst, a whole core once frames arrive more often than that.
+	IdleSpin time.Duration
 }
 
 // RunWith is RunTraced with opt. An idle worker blocks on all its ports at once where they can be
@@ -67,6 +75,7 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 	}
 	multi := xmit.NewMultiWait(ports)
 	idle, batches, turn := 0, 0, 0
+	var idleSince time.Time // when the ports were last found empty after a round with frames (IdleSpin)
 	done := ctx.Done()
 	for {
 		trace.Poll() // one atomic load while the trace's state is unchanged
@@ -119,7 +128,14 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 			continue
 		}
 		w.Flush()
-		if idle++; idle > 8 && !opt.Spin {
+		if idle++; opt.IdleSpin > 0 && !opt.Spin {
+			if idle == 1 {
+				idleSince = time.Now()
+			} else if idle > 8 && time.Since(idleSince) < opt.IdleSpin {
+				continue
+			}
+		}
+		if idle > 8 && !opt.Spin {
 			if multi != nil {
 				if err := multi.Wait(IdleWait); err != nil {
 					errs.RecvError(err)
@@ -133,6 +149,20 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 		}
 	}
 }
+
+// MaxIdleSpin is the largest Options.IdleSpin CheckIdleSpin accepts.
+const MaxIdleSpin = time.Second
+
+// CheckIdleSpin validates an -idle-spin flag's value.
+func CheckIdleSpin(d time.Duration) error {
+	if d < 0 || d > MaxIdleSpin {
+		return fmt.Errorf("-idle-spin %v: want 0 (block after a few empty polls) to %v", d, MaxIdleSpin)
+	}
+	return nil
+}
+
+// IdleSpinUsage is the -idle-spin flag's usage line.
+const IdleSpinUsage = "afpacket, afxdp: an idle worker keeps polling until its ports have been empty this long before it blocks (e.g. 50us; 0: block after a few empty polls): no wake-up delays in short gaps, which near capacity would build a queue, for up to this much CPU after every burst"
 
 // PortErrors counts the errors a worker loop's Recv and Send calls returned, and keeps the first.
 type PortErrors struct {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/fib"
 	"github.com/wirespeed/wirespeed/frame"
@@ -150,5 +151,72 @@ func TestRunResolvingAnnouncesEveryInterface(t *testing.T) {
 		if !got[want] {
 			t.Errorf("no announcement %q; got %v", want, got)
 		}
+	}
+}
+
+// waitLog is a port that logs when its Recv last got frames and when the worker loop blocked in
+// its Wait.
+type waitLog struct {
+	*xmit.MemPort
+	last  time.Time   // the last Recv that got frames
+	waits []time.Time // each Wait call, with the last frame's time before it in gaps
+	gaps  []time.Duration
+}
+
+func (p *waitLog) Recv(b *frame.Batch) (int, error) {
+	n, err := p.MemPort.Recv(b)
+	if n > 0 {
+		p.last = time.Now()
+	}
+	return n, err
+}
+
+func (p *waitLog) Wait(timeoutNs int64) error {
+	now := time.Now()
+	p.waits = append(p.waits, now)
+	p.gaps = append(p.gaps, now.Sub(p.last))
+	return p.MemPort.Wait(timeoutNs)
+}
+
+// TestRunIdleSpin: with Options.IdleSpin the worker loop blocks only once its ports have been
+// empty that long (never sooner after a frame), and it does block then; without it, it blocks
+// after a few empty polls.
+func TestRunIdleSpin(t *testing.T) {
+	for _, spin := range []time.Duration{0, 40 * time.Millisecond} {
+		pool, _ := frame.NewPool(&frame.PoolConfig{Buffers: 256})
+		a, far := xmit.Pipe(pool, nil)
+		b, sink := xmit.Pipe(pool, nil)
+		in := &waitLog{MemPort: a}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan PortErrors)
+		go func() {
+			done <- RunWith(ctx, twoPortRouter(t).NewWorker(8), nil, nil, []xmit.Port{in, b}, 8, 4, Options{IdleSpin: spin})
+		}()
+		for range 3 { // bursts 15 ms apart: shorter gaps than the IdleSpin
+			queueUDP(t, pool, far, 4)
+			time.Sleep(15 * time.Millisecond)
+		}
+		time.Sleep(spin + 30*time.Millisecond)
+		cancel()
+		if e := <-done; e.Recv+e.Send != 0 {
+			t.Fatalf("port errors %+v", e)
+		}
+		got := frame.NewBatch(64)
+		if n, _ := sink.Recv(got); n != 12 {
+			t.Fatalf("idle spin %v: %d of 12 frames forwarded", spin, n)
+		}
+		got.Free()
+		if len(in.waits) == 0 {
+			t.Fatalf("idle spin %v: the loop never blocked", spin)
+		}
+		for i, g := range in.gaps {
+			if g < spin {
+				t.Errorf("idle spin %v: blocked %v after the last frame (wait %d of %d)", spin, g, i+1, len(in.gaps))
+			}
+		}
+		if spin > 0 && in.waits[0].Before(in.last) { // no wait in the 15 ms gaps: the first comes after the last burst
+			t.Errorf("idle spin %v: blocked between bursts", spin)
+		}
+		t.Logf("idle spin %v: %d waits, the first %v after the last frame", spin, len(in.waits), in.gaps[0])
 	}
 }
