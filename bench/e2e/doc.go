@@ -42,7 +42,8 @@
 //
 // TestE2ELatency measures one-way latency through the same forwarders: timestamped probes at 1 kpps
 // beside background traffic at 0, 10 and 90 % of the forwarder's measured capacity, received at the
-// sink with kernel timestamps; p50, p99, maximum and probes lost.
+// sink with kernel timestamps; p50, p99, maximum and probes lost. Its rows afxdp-idle and
+// afpacket-v2-idle are vlanrouter -idle-spin 50us (app.Options.IdleSpin).
 //
 // The experiments are root-only and slow, so they run only when asked:
 //

@@ -55,7 +55,8 @@ func TestRunOperator(t *testing.T) {
 		switch f.Verdict {
 		case "forwarded", "held":
 			if f.Egress == nil || f.Egress.Interface == "" {
-				t.Errorf("%s frame without egress: %+v", f.Verdict, f)
+				eg, _ := json.Marshal(f.Egress)
+				t.Errorf("%s frame without egress: %+v, egress %s", f.Verdict, f, eg)
 			}
 		case "local", "ttl", "checksum", "vlan":
 		default:
