@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"time"
 
 	"github.com/wirespeed/wirespeed/examples/internal/app"
 	"github.com/wirespeed/wirespeed/examples/internal/monitor"
@@ -202,8 +201,8 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *
 		}
 		return got
 	}
-	idle, batches, turn := 0, 0, 0
-	var idleSince time.Time
+	batches, turn := 0, 0
+	idle := app.Idle{Options: opt}
 	done := ctx.Done()
 	for {
 		trace.Poll() // one atomic load while the trace's state is unchanged
@@ -225,19 +224,12 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *
 		default:
 		}
 		if got {
-			idle = 0
+			idle.Reset()
 			continue
 		}
 		w.Flush()
 		xw.Flush()
-		if idle++; opt.IdleSpin > 0 && !opt.Spin {
-			if idle == 1 {
-				idleSince = time.Now()
-			} else if idle > 8 && time.Since(idleSince) < opt.IdleSpin {
-				continue
-			}
-		}
-		if idle > 8 && !opt.Spin {
+		if idle.Empty() {
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {
 				wt.Wait(app.IdleWait / int64(len(ports)))

@@ -74,8 +74,8 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 		waiters[i], _ = p.(xmit.Waiter)
 	}
 	multi := xmit.NewMultiWait(ports)
-	idle, batches, turn := 0, 0, 0
-	var idleSince time.Time // when the ports were last found empty after a round with frames (IdleSpin)
+	batches, turn := 0, 0
+	idle := Idle{Options: opt}
 	done := ctx.Done()
 	for {
 		trace.Poll() // one atomic load while the trace's state is unchanged
@@ -124,18 +124,11 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 		default:
 		}
 		if got {
-			idle = 0
+			idle.Reset()
 			continue
 		}
 		w.Flush()
-		if idle++; opt.IdleSpin > 0 && !opt.Spin {
-			if idle == 1 {
-				idleSince = time.Now()
-			} else if idle > 8 && time.Since(idleSince) < opt.IdleSpin {
-				continue
-			}
-		}
-		if idle > 8 && !opt.Spin {
+		if idle.Empty() {
 			if multi != nil {
 				if err := multi.Wait(IdleWait); err != nil {
 					errs.RecvError(err)
@@ -148,6 +141,38 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 			}
 		}
 	}
+}
+
+// Idle is a worker loop's idle policy (Options.Spin and Options.IdleSpin): the loop calls Reset
+// after a round of its ports that brought frames and Empty after one that brought none, and
+// blocks when Empty says so.
+type Idle struct {
+	Options
+	rounds int       // empty rounds in a row
+	since  time.Time // the first of them (IdleSpin)
+}
+
+// Reset records a round that brought frames.
+func (i *Idle) Reset() { i.rounds = 0 }
+
+// Empty records a round that brought nothing and reports whether the loop should block now: never
+// with Spin; else after a few empty rounds in a row and, with IdleSpin, once the ports have been
+// empty that long.
+func (i *Idle) Empty() bool {
+	if i.Spin {
+		return false
+	}
+	i.rounds++
+	if i.IdleSpin > 0 {
+		if i.rounds == 1 {
+			i.since = time.Now()
+			return false
+		}
+		if i.rounds > 8 && time.Since(i.since) < i.IdleSpin {
+			return false
+		}
+	}
+	return i.rounds > 8
 }
 
 // MaxIdleSpin is the largest Options.IdleSpin CheckIdleSpin accepts.
