@@ -16,7 +16,8 @@ TEXT ·lookup32Stages(SB), NOSPLIT, $0-44
 	XORL R10, R10 // pend: lanes whose entry is a first-level node, lane i in bit i
 	MOVQ $31, DX
 
-	// Stage 1, lanes 31 down to 0: the dp entry e, o[i] = e-1 (a leaf's next hop).
+	// Stage 1, lanes 31 down to 0, two per round: the dp entry e, o[i] = e (the leaf's next hop + 1;
+	// done subtracts the 1 from every lane at once).
 dp:
 	MOVBLZX 3(SI)(DX*4), BX // address bits 24..31: the chunk
 	MOVQ (R8)(BX*8), BX
@@ -26,14 +27,28 @@ dp:
 	MOVL (SI)(DX*4), AX // the address
 	MOVL BX, (R9)(DX*4) // st.ent[i] = e
 	MOVL AX, 128(R9)(DX*4) // st.xs[i] = the address
-	LEAL -1(BX), CX
-	MOVL CX, (DI)(DX*4) // o[i] = e - 1
+	MOVL BX, (DI)(DX*4) // o[i] = e
 	MOVL BX, CX
 	ANDL $0x3fffffff, CX
 	PREFETCHT0 (R11)(CX*8) // a node's roots[p], or for a leaf some early word of roots
 	ADDL BX, BX // CF = nodeBit
-	ADCL R10, R10 // pend = pend<<1 | nodeBit (DECQ keeps CF)
-	DECQ DX
+	ADCL R10, R10 // pend = pend<<1 | nodeBit
+
+	MOVBLZX -1(SI)(DX*4), BX // lane i-1
+	MOVQ (R8)(BX*8), BX
+	MOVWLZX -3(SI)(DX*4), CX
+	SHRL $6, CX
+	MOVL (BX)(CX*4), BX
+	MOVL -4(SI)(DX*4), AX
+	MOVL BX, -4(R9)(DX*4)
+	MOVL AX, 124(R9)(DX*4)
+	MOVL BX, -4(DI)(DX*4)
+	MOVL BX, CX
+	ANDL $0x3fffffff, CX
+	PREFETCHT0 (R11)(CX*8)
+	ADDL BX, BX
+	ADCL R10, R10
+	SUBQ $2, DX
 	JGE dp
 
 	// Stage 2, the lanes of pend, lowest first: the first-level node at word p of roots.
@@ -56,8 +71,7 @@ leaf:
 	POPCNTQ SI, SI
 	LEAQ (R12)(SI*1), AX
 	MOVWLZX 6(R11)(AX*2), AX // halves[4p + rootLeafOff - 1 + count]
-	DECL AX
-	MOVL AX, (DI)(DX*4) // o[i] = leaf - 1
+	MOVL AX, (DI)(DX*4) // o[i] = the leaf (next hop + 1)
 
 next:
 	BSFL R10, DX
@@ -80,6 +94,31 @@ nochild:
 	ADDQ $6, R12 // the leaves start at kidsLeafOff, not rootLeafOff
 	JMP leaf
 
-done:
+done: // o[i] -= 1 for every lane: a next hop, or NoRoute from 0
+	PCMPEQL X0, X0
+	MOVOU (DI), X1
+	PADDL X0, X1
+	MOVOU X1, (DI)
+	MOVOU 16(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 16(DI)
+	MOVOU 32(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 32(DI)
+	MOVOU 48(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 48(DI)
+	MOVOU 64(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 64(DI)
+	MOVOU 80(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 80(DI)
+	MOVOU 96(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 96(DI)
+	MOVOU 112(DI), X1
+	PADDL X0, X1
+	MOVOU X1, 112(DI)
 	MOVL R13, deep+40(FP)
 	RET
