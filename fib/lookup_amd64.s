@@ -30,7 +30,7 @@ dp:
 	MOVL BX, (DI)(DX*4) // o[i] = e
 	MOVL BX, CX
 	ANDL $0x3fffffff, CX
-	PREFETCHT0 (R11)(CX*8) // a node's roots[p], or for a leaf some early word of roots
+	PREFETCHT0 (R11)(CX*8) // a node's roots[p]; for a leaf a word below 64 Ki, which may lie past roots (a prefetch never faults)
 	ADDL BX, BX // CF = nodeBit
 	ADCL R10, R10 // pend = pend<<1 | nodeBit
 

@@ -188,10 +188,9 @@ func TestRunIdleSpin(t *testing.T) {
 		b, sink := xmit.Pipe(pool, nil)
 		in := &waitLog{MemPort: a}
 		ctx, cancel := context.WithCancel(context.Background())
+		w := twoPortRouter(t).NewWorker(8) // here: t.Fatal belongs to the test's goroutine
 		done := make(chan PortErrors)
-		go func() {
-			done <- RunWith(ctx, twoPortRouter(t).NewWorker(8), nil, nil, []xmit.Port{in, b}, 8, 4, Options{IdleSpin: spin})
-		}()
+		go func() { done <- RunWith(ctx, w, nil, nil, []xmit.Port{in, b}, 8, 4, Options{IdleSpin: spin}) }()
 		for range 3 { // bursts 15 ms apart: shorter gaps than the IdleSpin
 			queueUDP(t, pool, far, 4)
 			time.Sleep(15 * time.Millisecond)
