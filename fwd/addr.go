@@ -74,7 +74,9 @@ type addrSet struct {
 // (the low bits of a multiplicative hash depend only on a's low bits, which differ between the
 // addresses of one subnet; the forwarding path tests the bit with one instruction, which takes the
 // bit number modulo 64 itself).
-func filterHash(a uint32) uint32 { return a * 0x9e3779b1 }
+func filterHash(a uint32) uint32 { return a * filterMul }
+
+const filterMul = 0x9e3779b1
 
 func newAddrSet(es []addrEntry) (addrSet, error) {
 	n := 64

@@ -74,6 +74,15 @@
 // whole. A packet whose fragments do not all fit the pool or the generated batch is dropped whole
 // (DropFragment).
 //
+// # Speed
+//
+// The common frame (untagged or one 802.1Q tag on an interface with an entry, IPv4 without options,
+// to the interface's MAC, routed to an ordinary next hop within its MTU) takes two straight lines,
+// one before the lookup and one after it, with no call per frame; every other frame leaves them
+// for the general path, which applies every check in order. On amd64 the two loops are assembly
+// (pass_amd64.s), about two thirds of the Go form's instructions; the build tag purego selects the
+// Go form, which other architectures run, and the tests compare the two.
+//
 // # Concurrency
 //
 // A Router is configured once by New and shared; each goroutine uses its own Worker. The route table

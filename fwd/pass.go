@@ -11,7 +11,9 @@ import (
 // The straight lines of passes 1 and 3: leaf loops (no call, so nothing is spilled for a call) that
 // handle the common frame and stop at the first other one, which the caller hands to the general
 // path and resumes after. They walk the descriptors by byte offset and read the bytes through
-// unsafe pointers, each read preceded by the bounds check that puts it inside the arena.
+// unsafe pointers, each read preceded by the bounds check that puts it inside the arena. The loops
+// (rxLoop, txLoop) have two forms, the Go one here and the assembly of pass_amd64.s, which does the
+// same tests in the same order (TestLoopForms and FuzzLoopForms compare them).
 
 const frameSize = unsafe.Sizeof(frame.Frame{})
 
@@ -66,10 +68,13 @@ func rxRun(fr []frame.Frame, mem []byte, t *portTab, dst []uint32, i, k int) (in
 // IPv4 header after two tags (42) before it knows the frame holds them.
 const rxSlack = 48
 
-// rxLoop is rxRun's loop, from the frame at fe+p (p <= 0: fe is the last frame) on, the next kept
-// frame's slot at fe+q and its destination's at t.de+q/8; the frames must end rxSlack bytes or
-// more before the arena does. It returns p and q where it stopped.
-func rxLoop(fe unsafe.Pointer, p, q int, t *portTab) (int, int) {
+// rxLoop (pass_amd64.s on amd64, else rxLoopGo) is rxRun's loop, from the frame at fe+p (p <= 0,
+// a multiple of frameSize: fe is the last frame) on, the next kept frame's slot at fe+q and its
+// destination's at t.de+q/8; the frames must end rxSlack bytes or more before the arena does. It
+// returns p and q where it stopped.
+
+// rxLoopGo is rxLoop in Go.
+func rxLoopGo(fe unsafe.Pointer, p, q int, t *portTab) (int, int) {
 	for ; p <= 0; p += int(frameSize) {
 		f := (*frame.Frame)(unsafe.Add(fe, p)) // &fr[l+p/frameSize]
 		off, ln := uint64(f.Off), uint64(f.Len)
@@ -159,10 +164,12 @@ func txRun(fr []frame.Frame, nh []uint32, rw []adj, mem []byte, i int) int {
 	return l + p>>5 // p/frameSize
 }
 
-// txLoop is txRun's loop, from the frame at fe+p (p <= 0: fe is the last frame) on, its next-hop
-// index at ne+p/8, over the adjacencies at ab (na of them) and the arena at mp. It returns p where
-// it stopped.
-func txLoop(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsafe.Pointer) int {
+// txLoop (pass_amd64.s on amd64, else txLoopGo) is txRun's loop, from the frame at fe+p (p <= 0,
+// a multiple of frameSize: fe is the last frame) on, its next-hop index at ne+p/8, over the
+// adjacencies at ab (na of them) and the arena at mp. It returns p where it stopped.
+
+// txLoopGo is txLoop in Go.
+func txLoopGo(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsafe.Pointer) int {
 	for ; p <= 0; p += int(frameSize) {
 		idx := uint64(*(*uint32)(unsafe.Add(ne, p>>3))) // nh[l+p/frameSize]
 		if idx >= na {

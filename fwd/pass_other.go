@@ -1,0 +1,11 @@
+//go:build !amd64 || purego || fwd_portable
+
+package fwd
+
+import "unsafe"
+
+func rxLoop(fe unsafe.Pointer, p, q int, t *portTab) (int, int) { return rxLoopGo(fe, p, q, t) }
+
+func txLoop(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsafe.Pointer) int {
+	return txLoopGo(fe, ne, p, ab, na, mp)
+}
