@@ -329,3 +329,13 @@ func TestLoopForms(t *testing.T) {
 		t.Fatalf("the cases miss a side of a loop: rx %d kept, %d stops; tx %d forwarded, %d stops", kept, rxStops, fwd, txStops)
 	}
 }
+
+// TestPrefetchFrames: prefetchFrames reads only the descriptors: offsets outside any arena, a nil
+// arena and an empty batch do not fault.
+func TestPrefetchFrames(t *testing.T) {
+	fr := []frame.Frame{{Off: 0}, {Off: 1 << 31}, {Off: ^uint32(0)}}
+	prefetchFrames(nil, fr)
+	prefetchFrames(nil, nil)
+	mem := make([]byte, 64)
+	prefetchFrames(unsafe.Pointer(&mem[0]), fr)
+}

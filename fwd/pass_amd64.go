@@ -20,6 +20,14 @@ func rxLoop(fe unsafe.Pointer, p, q int, t *portTab) (int, int)
 //go:noescape
 func txLoop(fe, ne unsafe.Pointer, p int, ab unsafe.Pointer, na uint64, mp unsafe.Pointer) int
 
+// prefetchFrames asks for the first cache line of each frame of fr in the arena at mem (a prefetch
+// never faults, whatever the descriptor says). rxLoop's first read of a frame's bytes is the miss of
+// the batch: a frame the kernel has just written on another core. Asked for all at once, the lines
+// arrive in parallel; left to the loop, a few frames' misses overlap at most.
+//
+//go:noescape
+func prefetchFrames(mem unsafe.Pointer, fr []frame.Frame)
+
 // pass_amd64.s is written for these layouts and constants: a change to any must change it too.
 const passLayoutDiff = uint64(unsafe.Offsetof(portTab{}.memLim)) ^ 8 | uint64(unsafe.Offsetof(portTab{}.de)) ^ 16 |
 	uint64(unsafe.Offsetof(portTab{}.cls)) ^ 24 | uint64(unsafe.Offsetof(portTab{}.rxPackets)) ^ 0x8020 |

@@ -186,3 +186,21 @@ txdone:
 	SHLQ $3, BX
 	MOVQ BX, ret+48(FP)
 	RET
+
+// func prefetchFrames(mem unsafe.Pointer, fr []frame.Frame)
+TEXT ·prefetchFrames(SB), NOSPLIT, $0-32
+	MOVQ mem+0(FP), DI
+	MOVQ fr_base+8(FP), AX
+	MOVQ fr_len+16(FP), CX
+	TESTQ CX, CX
+	JEQ pfdone
+
+pfnext:
+	MOVL (AX), DX
+	PREFETCHT0 (DI)(DX*1)
+	ADDQ $32, AX
+	DECQ CX
+	JNE pfnext
+
+pfdone:
+	RET

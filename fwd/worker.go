@@ -273,6 +273,9 @@ func (w *Worker) route(port uint16, in *frame.Batch, classify bool) *Output {
 	if fast && !perPort {
 		w.setPort(port)
 	}
+	if fast {
+		prefetchFrames(unsafe.Pointer(unsafe.SliceData(in.Mem)), fr)
+	}
 	w.slow = w.slow[:0]
 	k := 0
 	for i := 0; i < len(fr); {
