@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -49,18 +50,6 @@ func loopBases(t testing.TB) [][]byte {
 		bs = append(bs, p.bytes(t))
 	}
 	return bs
-}
-
-// setHeaderSum sets the checksum of the 20-byte IPv4 header h.
-func setHeaderSum(h []byte) {
-	h[10], h[11] = 0, 0
-	var sum uint32
-	for i := 0; i < len(h); i += 2 {
-		sum += uint32(h[i])<<8 | uint32(h[i+1])
-	}
-	sum = sum&0xffff + sum>>16
-	sum = sum&0xffff + sum>>16
-	h[10], h[11] = byte(^sum>>8), byte(^sum)
 }
 
 const loopSlot = 256 // arena bytes per frame in these cases
@@ -132,7 +121,7 @@ func rxLoopCase(g *rig, bases [][]byte, s *loopSrc) (out [2]string, kept int) {
 			fix = false
 		}
 		if fix {
-			setHeaderSum(d[l3() : l3()+frame.IPv4MinLen])
+			frame.IPv4(d[l3():]).SetChecksum()
 		}
 		ln := len(b)
 		if c := s.u8(); c&0xe0 == 0xe0 && !clean {
@@ -312,7 +301,7 @@ func TestLoopForms(t *testing.T) {
 			t.Fatalf("rxLoopGo:\n%s\nrxLoop:\n%s", out[0], out[1])
 		}
 		kept += k
-		if !bytes.HasPrefix([]byte(out[0]), []byte("p 32 ")) {
+		if !strings.HasPrefix(out[0], "p 32 ") {
 			rxStops++
 		}
 		out, n := txLoopCase(s)
@@ -320,7 +309,7 @@ func TestLoopForms(t *testing.T) {
 			t.Fatalf("txLoopGo:\n%s\ntxLoop:\n%s", out[0], out[1])
 		}
 		fwd += n
-		if !bytes.HasPrefix([]byte(out[0]), []byte("p 32\n")) {
+		if !strings.HasPrefix(out[0], "p 32\n") {
 			txStops++
 		}
 	}
