@@ -210,3 +210,26 @@ func TestDemuxZeroAllocs(t *testing.T) {
 		t.Fatalf("Classify+Egress: %v allocs", a)
 	}
 }
+
+// TestFlushPublishesChanges checks that each Flush publishes what changed since the last one,
+// and that a Flush with nothing new leaves the published counters as they are.
+func TestFlushPublishesChanges(t *testing.T) {
+	p := newPool(t)
+	d := testDemux(t)
+	w := d.NewWorker()
+	for round := 1; round <= 3; round++ {
+		b := load(t, p, gpFrame(t, []Tag{C(10)}, 30), gpFrame(t, []Tag{C(999)}, 30))
+		if w.Classify(0, b) != 1 {
+			t.Fatal("classify")
+		}
+		b.Free()
+		if s := d.Stats(1); s.RxPackets != uint64(round-1) {
+			t.Fatalf("round %d before Flush: published %+v", round, s)
+		}
+		w.Flush()
+		w.Flush()
+		if s, dr := d.Stats(1), d.DropStats(); s.RxPackets != uint64(round) || dr.UnknownVLAN != uint64(round) {
+			t.Fatalf("round %d after Flush: %+v %+v", round, s, dr)
+		}
+	}
+}
