@@ -227,8 +227,10 @@ func runCPWorker(ctx context.Context, w *fwd.Worker, xw *linuxcp.Worker, trace *
 			idle.Reset()
 			continue
 		}
-		w.Flush()
-		xw.Flush()
+		if idle.Chores() {
+			w.Flush()
+			xw.Flush()
+		}
 		if idle.Empty() {
 			turn = (turn + 1) % len(ports)
 			if wt := waiters[turn]; wt != nil {

@@ -92,17 +92,17 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 		}
 		if got {
 			batches++ // once per round: with several ports busy a count per batch could step over the checks below
-		}
-		if batches&63 == 0 {
-			w.Flush()
-			if res != nil {
-				res.Flush()
+			if batches&63 == 0 {
+				w.Flush()
+				if res != nil {
+					res.Flush()
+				}
 			}
-		}
-		if res != nil && (!got || batches&15 == 0) {
-			if now := time.Now(); !got || now.Sub(lastPoll) >= time.Millisecond {
-				res.Poll(w, out)
-				lastPoll = now
+			if res != nil && batches&15 == 0 {
+				if now := time.Now(); now.Sub(lastPoll) >= time.Millisecond {
+					res.Poll(w, out)
+					lastPoll = now
+				}
 			}
 		}
 		select {
@@ -127,7 +127,14 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 			idle.Reset()
 			continue
 		}
-		w.Flush()
+		if idle.Chores() {
+			if res != nil {
+				res.Poll(w, out)
+				lastPoll = time.Now()
+				res.Flush()
+			}
+			w.Flush()
+		}
 		if idle.Empty() {
 			if multi != nil {
 				if err := multi.Wait(IdleWait); err != nil {
@@ -148,21 +155,33 @@ func RunWith(ctx context.Context, w *fwd.Worker, res *Resolver, trace *ops.Trace
 // blocks when Empty says so.
 type Idle struct {
 	Options
-	rounds int       // empty rounds in a row
-	since  time.Time // the first of them (IdleSpin)
+	rounds  int       // empty rounds in a row
+	since   time.Time // the first of them (IdleSpin)
+	blocked bool      // the last Empty said to block
 }
 
 // Reset records a round that brought frames.
-func (i *Idle) Reset() { i.rounds = 0 }
+func (i *Idle) Reset() { i.rounds, i.blocked = 0, false }
+
+// idleChores is how many empty rounds in a row a polling worker makes between its chores.
+const idleChores = 16
+
+// Chores reports whether the empty round about to be recorded should do the loop's chores (run
+// the resolver's timers, publish the counters): the first one after a round that brought frames,
+// one in idleChores after it while the loop keeps polling, and every one after the loop blocked.
+// An empty round that does nothing else is then a Recv per port: polling stays cheap.
+func (i *Idle) Chores() bool {
+	return i.rounds%idleChores == 0 || i.blocked
+}
 
 // Empty records a round that brought nothing and reports whether the loop should block now: never
 // with Spin; else after a few empty rounds in a row and, with IdleSpin, once the ports have been
 // empty that long.
 func (i *Idle) Empty() bool {
+	i.rounds++
 	if i.Spin {
 		return false
 	}
-	i.rounds++
 	if i.IdleSpin > 0 {
 		if i.rounds == 1 {
 			i.since = time.Now()
@@ -172,7 +191,8 @@ func (i *Idle) Empty() bool {
 			return false
 		}
 	}
-	return i.rounds > 8
+	i.blocked = i.rounds > 8
+	return i.blocked
 }
 
 // MaxIdleSpin is the largest Options.IdleSpin CheckIdleSpin accepts.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +215,38 @@ func TestRunIdleSpin(t *testing.T) {
 			}
 		}
 		t.Logf("idle spin %v: %d waits, the first %v after the last frame", spin, len(in.waits), in.gaps[0])
+	}
+}
+
+// TestIdleChores checks which empty rounds do the loop's chores: the first after traffic, one in
+// idleChores while polling, every one once the loop blocks.
+func TestIdleChores(t *testing.T) {
+	for _, spin := range []bool{true, false} {
+		i := Idle{Options: Options{Spin: spin}}
+		for burst := range 2 {
+			i.Reset()
+			var chores, blocks []int
+			for r := range 3*idleChores + 1 {
+				if i.Chores() {
+					chores = append(chores, r)
+				}
+				if i.Empty() {
+					blocks = append(blocks, r)
+				}
+			}
+			var want, wantBlocks []int
+			for r := range 3*idleChores + 1 {
+				switch {
+				case spin && r%idleChores == 0, !spin && (r == 0 || r > 8):
+					want = append(want, r)
+				}
+				if !spin && r >= 8 {
+					wantBlocks = append(wantBlocks, r)
+				}
+			}
+			if !slices.Equal(chores, want) || !slices.Equal(blocks, wantBlocks) {
+				t.Errorf("spin %v, burst %d: chores in rounds %v, want %v; blocks in %v, want %v", spin, burst, chores, want, blocks, wantBlocks)
+			}
+		}
 	}
 }
