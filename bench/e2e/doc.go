@@ -58,7 +58,8 @@
 // the rest); WIRESPEED_E2E_OUT, a file to write the Markdown table to; WIRESPEED_E2E_PERF, a
 // directory: TestE2E then runs perf stat and perf record on CPU 0 over every measured window and
 // logs, per frame at the sink, the router CPU's time, context switches, system calls and softirqs,
-// and the share of samples per binary (the kernel, the forwarder); the perf.data files stay there
-// for perf report. The forwarder afxdp-busy is vlanrouter -busy-poll 64 (afxdp.Config.BusyPoll).
+// and the share of samples per binary (the kernel, the forwarder), and records CPU 1 too (the
+// sender and the router's receive NAPI, where copy-mode AF_XDP fills the UMEM) and logs its
+// busiest functions; the perf.data files stay there for perf report. The forwarder afxdp-busy is vlanrouter -busy-poll 64 (afxdp.Config.BusyPoll).
 // Without root they skip (or fail under WIRESPEED_REQUIRE_PRIV=1, see internal/nettest).
 package e2e

@@ -24,20 +24,22 @@ var perfEvents = []string{
 	"irq:softirq_entry",
 }
 
-// perfRun is one window's perf stat and perf record on CPU 0.
+// perfRun is one window's perf stat and perf record on CPU 0, and perf record on CPU 1 (the
+// sender and the router's receive NAPI, which copies frames into an AF_XDP socket's UMEM).
 type perfRun struct {
-	stat, data string
-	done       chan error
+	stat, data, data1 string
+	done              chan error
 }
 
 var perfSeq atomic.Int64
 
-// startPerf starts perf stat and perf record (cpu-clock samples with call graphs) on CPU 0 for the
-// window, writing into dir as NAME-N.stat and NAME-N.data.
+// startPerf starts perf stat and perf record (cpu-clock samples with call graphs) on CPU 0 and
+// perf record on CPU 1 for the window, writing into dir as NAME-N.stat, NAME-N.data and
+// NAME-N.cpu1.data.
 func startPerf(dir, name string, window time.Duration) *perfRun {
 	os.MkdirAll(dir, 0o755)
 	base := filepath.Join(dir, fmt.Sprintf("%s-%d", name, perfSeq.Add(1)))
-	p := &perfRun{stat: base + ".stat", data: base + ".data", done: make(chan error, 2)}
+	p := &perfRun{stat: base + ".stat", data: base + ".data", data1: base + ".cpu1.data", done: make(chan error, 3)}
 	secs := strconv.FormatFloat(window.Seconds(), 'f', 3, 64)
 	run := func(args ...string) {
 		out, err := exec.Command("perf", args...).CombinedOutput()
@@ -48,15 +50,16 @@ func startPerf(dir, name string, window time.Duration) *perfRun {
 	}
 	go run(append([]string{"stat", "-C", "0", "-x", ",", "-o", p.stat, "-e", strings.Join(perfEvents, ",")}, "--", "sleep", secs)...)
 	go run("record", "-q", "-C", "0", "-F", "1999", "-g", "-o", p.data, "--", "sleep", secs)
+	go run("record", "-q", "-C", "1", "-F", "1999", "-g", "-o", p.data1, "--", "sleep", secs)
 	return p
 }
 
-// wait waits for both perf commands and summarizes them per frame that reached the sink: each
-// event's count per frame (cpu-clock in ns) and the share of the samples per binary (the kernel,
-// the forwarder, libraries).
+// wait waits for the perf commands and summarizes them per frame that reached the sink: each
+// event's count per frame (cpu-clock in ns) and the share of CPU 0's samples per binary (the
+// kernel, the forwarder, libraries), then CPU 1's busiest functions.
 func (p *perfRun) wait(frames uint64) string {
 	var errs []string
-	for range 2 {
+	for range 3 {
 		if err := <-p.done; err != nil {
 			errs = append(errs, err.Error())
 		}
@@ -106,5 +109,17 @@ func (p *perfRun) wait(frames uint64) string {
 	for _, s := range sh {
 		fmt.Fprintf(&sb, "%s %.0f%% ", s.dso, s.pct)
 	}
-	return strings.TrimSpace(sb.String()) + " (" + p.data + ")"
+	fmt.Fprintf(&sb, "(%s); CPU 1: ", p.data)
+	out, err = exec.Command("perf", "report", "-i", p.data1, "--stdio", "--no-children", "--sort", "sym", "-q", "-g", "none").Output()
+	if err != nil {
+		return sb.String() + "perf report: " + err.Error()
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && strings.HasSuffix(f[0], "%") && n < 6 {
+			fmt.Fprintf(&sb, "%s %s, ", f[len(f)-1], f[0])
+			n++
+		}
+	}
+	return sb.String() + "(" + p.data1 + ")"
 }
