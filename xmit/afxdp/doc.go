@@ -5,7 +5,9 @@
 // TX rings, loads a small XDP program (written with cilium/ebpf's asm package) that redirects the
 // queue into an XSKMAP holding the socket, attaches it native (driver) or generic (SKB) mode, and
 // binds the socket, zero-copy where the driver has it and copy mode otherwise. Port.Mode and
-// Port.AttachMode report what runs.
+// Port.AttachMode report what runs. A copy-mode socket registers its UMEM in unaligned chunk mode
+// (the kernel then reuses a few buffer records, hot in the receiving CPU's cache, instead of one
+// per chunk); the chunks themselves stay aligned either way.
 //
 // # Frames and ownership
 //
