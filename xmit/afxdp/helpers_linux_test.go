@@ -222,3 +222,14 @@ func checkAcct(t *testing.T, u *UMEM) {
 		t.Fatalf("accounting %+v adds up to %d, not %d", a, a.Sum(), a.Total)
 	}
 }
+
+// kernelAtLeast reports whether the running kernel's release is at least major.minor.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var ma, mi int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi)
+	return ma > major || ma == major && mi >= minor
+}

@@ -252,7 +252,6 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 	u.mu.Lock()
 	shareFD := u.regFD
 	u.mu.Unlock()
-	unaligned := false
 	if shareFD < 0 {
 		// In copy mode, unaligned chunk mode, though every chunk the port posts is aligned: in
 		// aligned mode the kernel keeps its per-buffer state (struct xdp_buff_xsk) in an array
@@ -262,10 +261,11 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		// it there once the frame is copied, so it reuses the same few, hot in that CPU's cache.
 		// On veth that took the kernel's buffer allocation (xp_alloc) from 12 % of the receiving
 		// CPU's time to 3.5 % (bench/notes/e2e.md).
-		// Received descriptors then carry the frame's offset in their top 16 bits (Recv adds it
-		// back); fill and TX addresses are the same in both modes. Kernels without the mode
-		// (before 5.4) refuse the flag: the UMEM is then registered aligned. Zero-copy keeps the
-		// aligned mode, whose driver paths are the common ones.
+		// Received descriptors then carry the frame's offset in their top 16 bits, which Recv
+		// adds back (they are zero in aligned mode); fill and TX addresses are the same in both
+		// modes. Kernels before 5.4 ignore the flag (the UMEM is then aligned); one that refuses
+		// it gets an aligned UMEM. Zero-copy keeps the aligned mode, whose driver paths are the
+		// common ones.
 		reg := unix.XDPUmemReg{
 			Addr:     uint64(uintptr(unsafe.Pointer(&u.mem[0]))),
 			Len:      uint64(len(u.mem)),
@@ -276,7 +276,6 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 			reg.Flags = unix.XDP_UMEM_UNALIGNED_CHUNK_FLAG
 		}
 		err = setsockopt(fd, unix.SOL_XDP, unix.XDP_UMEM_REG, unsafe.Pointer(&reg), unsafe.Sizeof(reg))
-		unaligned = err == nil && reg.Flags != 0
 		if err == unix.EINVAL && reg.Flags != 0 {
 			reg.Flags = 0
 			err = setsockopt(fd, unix.SOL_XDP, unix.XDP_UMEM_REG, unsafe.Pointer(&reg), unsafe.Sizeof(reg))
@@ -350,7 +349,6 @@ func openSocket(ifi *net.Interface, queue int, c *Config, u *UMEM, mode Mode) (_
 		if u.regFD < 0 {
 			u.regFD = fd
 			u.wakeup = p.wakeup
-			u.unaligned = unaligned
 			registered = true
 		}
 		u.mu.Unlock()

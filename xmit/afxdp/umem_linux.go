@@ -44,8 +44,6 @@ type UMEM struct {
 	closing bool // no more ports; unmap when nUser reaches 0
 	regFD   int  // a live socket fd to share the UMEM through (-1: none registered yet)
 	wakeup  bool // the registering socket uses need_wakeup (sharing sockets inherit it)
-	// unaligned: the kernel took the registration in unaligned chunk mode (Open).
-	unaligned bool
 }
 
 // sockAcct is one socket's share of a UMEM's chunks.
