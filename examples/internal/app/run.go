@@ -28,8 +28,8 @@ func Run(ctx context.Context, w *fwd.Worker, ports []xmit.Port, batch, drain int
 }
 
 // RunResolving is Run with a neighbour resolver (nil: none) beside the worker: every batch goes
-// through res.Step, and res.Poll runs the table's timers once a millisecond and whenever the
-// worker is idle.
+// through res.Step, and res.Poll runs the table's timers once a millisecond while frames flow and
+// on the idle rounds that do the loop's chores (Idle.Chores).
 func RunResolving(ctx context.Context, w *fwd.Worker, res *Resolver, ports []xmit.Port, batch, drain int) PortErrors {
 	return RunTraced(ctx, w, res, nil, ports, batch, drain)
 }
