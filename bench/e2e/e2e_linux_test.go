@@ -261,7 +261,9 @@ func newTestPMD(ns, drv, uplink, trunk string) *procRouter {
 }
 
 func (v *procRouter) start() error {
+	v.mu.Lock()
 	v.out.Reset()
+	v.mu.Unlock()
 	cpus := v.cpus
 	if cpus == "" {
 		cpus = "0"
@@ -283,8 +285,9 @@ func (v *procRouter) start() error {
 		return err
 	}
 	pw.Close()
-	ready := make(chan struct{})
+	ready, read := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(pr)
 		once := sync.Once{}
 		for sc.Scan() {
@@ -309,11 +312,22 @@ func (v *procRouter) start() error {
 	case <-ready:
 		return nil
 	case err := <-v.done:
+		drained(read)
 		return fmt.Errorf("%s exited: %v\n%s", v.name(), err, v.log())
 	case <-time.After(15 * time.Second):
 		v.cmd.Process.Kill()
 		<-v.done
+		drained(read)
 		return fmt.Errorf("%s not ready after 15 s\n%s", v.name(), v.log())
+	}
+}
+
+// drained waits (up to 2 s: a child that kept the pipe would hold it open) for the reader of an
+// ended process's output to finish, so that a next start's log holds only its own lines.
+func drained(read <-chan struct{}) {
+	select {
+	case <-read:
+	case <-time.After(2 * time.Second):
 	}
 }
 
@@ -471,7 +485,7 @@ func TestE2E(t *testing.T) {
 		el := time.Since(t0)
 		b1, n1 := cpuTimes()
 		if pf != nil {
-			t.Logf("%s: perf on CPU 0: %s", name, pf.wait(s1-s0))
+			t.Logf("%s: perf: CPU 0: %s", name, pf.wait(s1-s0))
 		}
 		for i := range busy {
 			busy[i] = 100 * float64(b1[i]-b0[i]) / float64(max(1, n1[i]-n0[i]))

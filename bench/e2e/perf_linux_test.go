@@ -117,7 +117,7 @@ func (p *perfRun) wait(frames uint64) string {
 	n := 0
 	for _, l := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(l); len(f) >= 3 && strings.HasSuffix(f[0], "%") && n < 6 {
-			fmt.Fprintf(&sb, "%s %s, ", f[len(f)-1], f[0])
+			fmt.Fprintf(&sb, "%s %s, ", strings.Join(f[2:], " "), f[0])
 			n++
 		}
 	}
