@@ -60,6 +60,7 @@
 // logs, per frame at the sink, the router CPU's time, context switches, system calls and softirqs,
 // and the share of samples per binary (the kernel, the forwarder), and records CPU 1 too (the
 // sender and the router's receive NAPI, where copy-mode AF_XDP fills the UMEM) and logs its
-// busiest functions; the perf.data files stay there for perf report. The forwarder afxdp-busy is vlanrouter -busy-poll 64 (afxdp.Config.BusyPoll).
+// busiest functions; the perf.data files stay there for perf report. The forwarder afxdp-busy is
+// vlanrouter -busy-poll 64 (afxdp.Config.BusyPoll).
 // Without root they skip (or fail under WIRESPEED_REQUIRE_PRIV=1, see internal/nettest).
 package e2e
