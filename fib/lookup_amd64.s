@@ -7,47 +7,38 @@
 // stride at bits 8..13 of the address, rootLeafOff 4, kidsLeafOff 10, rootBaseOff 8 (16-bit units).
 
 // func lookup32Stages(dir *[1 << dirBits]*dpChunk, roots *uint64, a, o *[batchLanes]uint32, st *lanes) (deep uint32)
+//
+// Every lane's answer (its next hop + 1) goes to st.ent; done writes o from st.ent, so the stages
+// read the addresses from a, which o may be.
 TEXT ·lookup32Stages(SB), NOSPLIT, $0-44
 	MOVQ dir+0(FP), R8
 	MOVQ roots+8(FP), R11
 	MOVQ a+16(FP), SI
-	MOVQ o+24(FP), DI
 	MOVQ st+32(FP), R9
 	XORL R10, R10 // pend: lanes whose entry is a first-level node, lane i in bit i
 	MOVQ $31, DX
 
-	// Stage 1, lanes 31 down to 0, two per round: the dp entry e, o[i] = e (the leaf's next hop + 1;
-	// done subtracts the 1 from every lane at once).
+	// Stage 1, lanes 31 down to 0, two per round: the dp entry e into st.ent[i].
 dp:
 	MOVBLZX 3(SI)(DX*4), BX // address bits 24..31: the chunk
 	MOVQ (R8)(BX*8), BX
 	MOVWLZX 1(SI)(DX*4), CX
 	SHRL $6, CX // address bits 14..23: the slot
 	MOVL (BX)(CX*4), BX // e
-	MOVL (SI)(DX*4), AX // the address
 	MOVL BX, (R9)(DX*4) // st.ent[i] = e
-	MOVL AX, 128(R9)(DX*4) // st.xs[i] = the address
-	MOVL BX, (DI)(DX*4) // o[i] = e
-	MOVL BX, CX
-	ANDL $0x3fffffff, CX
-	PREFETCHT0 (R11)(CX*8) // a node's roots[p]; for a leaf a word below 64 Ki, which may lie past roots (a prefetch never faults)
-	ADDL BX, BX // CF = nodeBit
+	ADDL BX, BX // CF = nodeBit; BX = e<<1, kidsBit on top
 	ADCL R10, R10 // pend = pend<<1 | nodeBit
+	PREFETCHT0 (R11)(BX*4) // roots[p] of a node without children; for a leaf a word below 64 Ki, which may lie past roots, and for a node with children 8 GiB past its word (a prefetch never faults)
 
 	MOVBLZX -1(SI)(DX*4), BX // lane i-1
 	MOVQ (R8)(BX*8), BX
 	MOVWLZX -3(SI)(DX*4), CX
 	SHRL $6, CX
 	MOVL (BX)(CX*4), BX
-	MOVL -4(SI)(DX*4), AX
 	MOVL BX, -4(R9)(DX*4)
-	MOVL AX, 124(R9)(DX*4)
-	MOVL BX, -4(DI)(DX*4)
-	MOVL BX, CX
-	ANDL $0x3fffffff, CX
-	PREFETCHT0 (R11)(CX*8)
 	ADDL BX, BX
 	ADCL R10, R10
+	PREFETCHT0 (R11)(BX*4)
 	SUBQ $2, DX
 	JGE dp
 
@@ -61,17 +52,17 @@ level:
 	BTRL DX, R10
 	MOVL (R9)(DX*4), R12
 	SHLL $2, R12 // 4p; CF = kidsBit
-	MOVBLZX 129(R9)(DX*4), CX // address bits 8..15
+	MOVBLZX 1(SI)(DX*4), CX // address bits 8..15
 	NOTL CX // 63 - v in CL's low 6 bits: SHLQ CX keeps bits 0..v, bit v on top
-	MOVQ (R11)(R12*2), SI // the leaf vector, roots[p]
+	MOVQ (R11)(R12*2), DI // the leaf vector, roots[p]
 	JCS kids
 
 leaf:
-	SHLQ CX, SI
-	POPCNTQ SI, SI
-	LEAQ (R12)(SI*1), AX
+	SHLQ CX, DI
+	POPCNTQ DI, DI
+	LEAQ (R12)(DI*1), AX
 	MOVWLZX 6(R11)(AX*2), AX // halves[4p + rootLeafOff - 1 + count]
-	MOVL AX, (DI)(DX*4) // o[i] = the leaf (next hop + 1)
+	MOVL AX, (R9)(DX*4) // st.ent[i] = the leaf (next hop + 1)
 
 next:
 	BSFL R10, DX
@@ -87,6 +78,8 @@ kids:
 	MOVL 16(R11)(R12*2), AX // the first child's index, halves 4p+8 (low) and 4p+9
 	LEAL -1(AX)(BX*1), AX
 	MOVL AX, (R9)(DX*4) // st.ent[i] = the child's index
+	MOVL (SI)(DX*4), AX
+	MOVL AX, 128(R9)(DX*4) // st.xs[i] = the address
 	BTSL DX, R13
 	JMP next
 
@@ -94,30 +87,31 @@ nochild:
 	ADDQ $6, R12 // the leaves start at kidsLeafOff, not rootLeafOff
 	JMP leaf
 
-done: // o[i] -= 1 for every lane: a next hop, or NoRoute from 0
+done: // o[i] = st.ent[i] - 1 for every lane: a next hop, or NoRoute from 0
+	MOVQ o+24(FP), DI
 	PCMPEQL X0, X0
-	MOVOU (DI), X1
+	MOVOU (R9), X1
 	PADDL X0, X1
 	MOVOU X1, (DI)
-	MOVOU 16(DI), X1
+	MOVOU 16(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 16(DI)
-	MOVOU 32(DI), X1
+	MOVOU 32(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 32(DI)
-	MOVOU 48(DI), X1
+	MOVOU 48(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 48(DI)
-	MOVOU 64(DI), X1
+	MOVOU 64(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 64(DI)
-	MOVOU 80(DI), X1
+	MOVOU 80(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 80(DI)
-	MOVOU 96(DI), X1
+	MOVOU 96(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 96(DI)
-	MOVOU 112(DI), X1
+	MOVOU 112(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 112(DI)
 	MOVL R13, deep+40(FP)
