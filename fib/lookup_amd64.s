@@ -6,15 +6,18 @@
 // chunkBits = 10 bits of slot), nodeBit 31, kidsBit 30, rootMask 0x3fffffff, the first node level's
 // stride at bits 8..13 of the address, rootLeafOff 4, kidsLeafOff 10, rootBaseOff 8 (16-bit units).
 
-// func lookup32Stages(dir *[1 << dirBits]*dpChunk, roots *uint64, a, o *[batchLanes]uint32, st *lanes) (deep uint32)
+// func lookupStages(dir *[1 << dirBits]*dpChunk, roots *uint64, a, o *uint32, n int, st *lanes) (chunks int, deep uint32)
 //
-// Every lane's answer (its next hop + 1) goes to st.ent; done writes o from st.ent, so the stages
-// read the addresses from a, which o may be.
-TEXT ·lookup32Stages(SB), NOSPLIT, $0-44
+// Every lane's answer (its next hop + 1) goes to st.ent; fin writes the chunk's o from st.ent, so the
+// stages read the addresses from a, which o may be.
+TEXT ·lookupStages(SB), NOSPLIT, $0-60
 	MOVQ dir+0(FP), R8
 	MOVQ roots+8(FP), R11
 	MOVQ a+16(FP), SI
-	MOVQ st+32(FP), R9
+	MOVQ st+40(FP), R9
+	MOVQ $0, chunks+48(FP)
+
+chunk: // the 32 addresses at SI
 	XORL R10, R10 // pend: lanes whose entry is a first-level node, lane i in bit i
 	MOVQ $31, DX
 
@@ -46,7 +49,7 @@ dp:
 	XORL R13, R13 // deep
 	BSFL R10, DX // i; ZF when no lane is left
 	JNE level
-	JMP done
+	JMP fin
 
 level:
 	BTRL DX, R10
@@ -67,7 +70,7 @@ leaf:
 next:
 	BSFL R10, DX
 	JNE level
-	JMP done
+	JMP fin
 
 kids:
 	MOVQ 8(R11)(R12*2), BX // the child vector, roots[p+1]
@@ -87,7 +90,7 @@ nochild:
 	ADDQ $6, R12 // the leaves start at kidsLeafOff, not rootLeafOff
 	JMP leaf
 
-done: // o[i] = st.ent[i] - 1 for every lane: a next hop, or NoRoute from 0
+fin: // o[i] = st.ent[i] - 1 for every lane: a next hop, or NoRoute from 0
 	MOVQ o+24(FP), DI
 	PCMPEQL X0, X0
 	MOVOU (R9), X1
@@ -114,5 +117,15 @@ done: // o[i] = st.ent[i] - 1 for every lane: a next hop, or NoRoute from 0
 	MOVOU 112(R9), X1
 	PADDL X0, X1
 	MOVOU X1, 112(DI)
-	MOVL R13, deep+40(FP)
+	ADDQ $(4*32), DI
+	MOVQ DI, o+24(FP)
+	ADDQ $(4*32), SI
+	INCQ chunks+48(FP)
+	TESTL R13, R13
+	JNE ret // the caller walks the deep lanes before the next chunk overwrites st
+	DECQ n+32(FP)
+	JNE chunk
+
+ret:
+	MOVL R13, deep+56(FP)
 	RET

@@ -2,10 +2,10 @@
 
 package fib
 
-// useStagesAsm is false where lookup32Stages is not written for the architecture (or the build
-// has the purego tag): lookup32 runs lookup32Go.
+// useStagesAsm is false where lookupStages is not written for the architecture (or the build
+// has the purego tag): lookupChunks runs lookup32Go.
 const useStagesAsm = false
 
-func lookup32Stages(dir *[1 << dirBits]*dpChunk, roots *uint64, a, o *[batchLanes]uint32, st *lanes) (deep uint32) {
-	panic("fib: lookup32Stages without an implementation")
+func lookupStages(dir *[1 << dirBits]*dpChunk, roots *uint64, a, o *uint32, n int, st *lanes) (chunks int, deep uint32) {
+	panic("fib: lookupStages without an implementation")
 }

@@ -259,9 +259,9 @@ func (t *Table) LookupBatch(addrs, out []uint32) int {
 		}
 		return n
 	}
-	i := 0
-	for ; i+batchLanes <= n; i += batchLanes {
-		s.lookup32((*[batchLanes]uint32)(addrs[i:]), (*[batchLanes]uint32)(out[i:]))
+	i := n / batchLanes * batchLanes
+	if i > 0 {
+		s.lookupChunks(addrs[:i], out[:i])
 	}
 	for ; i < n; i++ {
 		out[i] = s.lookup(addrs[i])
@@ -276,18 +276,32 @@ const batchLanes = 32
 // that have one (one popcount per lane, and the leaf from the node's own words, usually in the cache line
 // just loaded), then the rare deeper walks. o may be a: lane i reads a[i] before it writes o[i], and the
 // later stages read the address from a copy. On amd64 CPUs with POPCNT the first two stages are
-// lookup32Stages (lookup_amd64.s) unless the build has the purego tag; both forms give the same
+// lookupStages (lookup_amd64.s) unless the build has the purego tag; both forms give the same
 // results (TestLookup32Forms).
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
+	s.lookupChunks(a[:], o[:])
+}
+
+// lookupChunks is lookup32 over each chunk of 32 addresses in a (len(a) a multiple of 32, at
+// most len(o)); the assembly stages run from one chunk to the next without returning until a
+// chunk has lanes that continue below the first level.
+func (s *snapshot) lookupChunks(a, o []uint32) {
 	if !useStagesAsm {
-		s.lookup32Go(a, o)
+		for i := 0; i+batchLanes <= len(a); i += batchLanes {
+			s.lookup32Go((*[batchLanes]uint32)(a[i:]), (*[batchLanes]uint32)(o[i:]))
+		}
 		return
 	}
 	var st lanes
-	deep := lookup32Stages(&s.dir, unsafe.SliceData(s.roots), a, o, &st)
-	for m := deep; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros32(m) & (batchLanes - 1)
-		o[i] = s.lookupBelow(st.xs[i], st.ent[i])
+	roots := unsafe.SliceData(s.roots)
+	for len(a) >= batchLanes {
+		k, deep := lookupStages(&s.dir, roots, &a[0], &o[0], len(a)/batchLanes, &st)
+		c := k * batchLanes
+		for m := deep; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros32(m) & (batchLanes - 1)
+			o[c-batchLanes+i] = s.lookupBelow(st.xs[i], st.ent[i])
+		}
+		a, o = a[c:], o[c:]
 	}
 }
 

@@ -19,7 +19,7 @@ func checkAgainst(t *testing.T, tb *Table, ref *refLPM, ps []uint32) {
 	inPlace := slices.Clone(ps)
 	tb.LookupBatch(inPlace, inPlace)
 	bad := 0
-	if s := tb.cur.Load(); s != nil { // lookup32's Go form, which lookup32Stages replaces where it can
+	if s := tb.cur.Load(); s != nil { // lookup32's Go form, which lookupStages replaces where it can
 		for i := 0; i+batchLanes <= len(ps); i += batchLanes {
 			var o [batchLanes]uint32
 			s.lookup32Go((*[batchLanes]uint32)(ps[i:]), &o)
@@ -72,11 +72,11 @@ func TestSyntheticTableMatchesReference(t *testing.T) {
 	}
 }
 
-// TestLookup32Forms: lookup32 (lookup32Stages where the CPU has it) and lookup32Go give the
-// reference's answers on tables whose walks end in the dp array, at the first level, with and
-// without children, and below it, in every lane position.
+// TestLookup32Forms: lookup32 and lookupChunks (lookupStages where the CPU has it) and lookup32Go
+// give the reference's answers on tables whose walks end in the dp array, at the first level, with
+// and without children, and below it, in every lane position.
 func TestLookup32Forms(t *testing.T) {
-	t.Logf("lookup32Stages in use: %v", useStagesAsm)
+	t.Logf("lookupStages in use: %v", useStagesAsm)
 	rng := rand.New(rand.NewPCG(7, 8))
 	lv := [4]int{}
 	for it := range 12 {
@@ -108,6 +108,16 @@ func TestLookup32Forms(t *testing.T) {
 					t.Fatalf("%v: lookup32 %d, lookup32Go %d; want %d", u32ToAddr(in[j]), asm[j], gof[j], want)
 				}
 				lv[min(s.levels(in[j]), 3)]++
+			}
+		}
+		// All the chunks in one call, out of place and in place: the assembly goes on from chunk
+		// to chunk and returns after each one with deep lanes.
+		all, inPlace := make([]uint32, len(ps)), slices.Clone(ps)
+		s.lookupChunks(ps, all)
+		s.lookupChunks(inPlace, inPlace)
+		for j, a := range ps {
+			if want, _ := ref.lookup(a); all[j] != want || inPlace[j] != want {
+				t.Fatalf("%v (address %d of %d): lookupChunks %d, in place %d; want %d", u32ToAddr(a), j, len(ps), all[j], inPlace[j], want)
 			}
 		}
 	}
