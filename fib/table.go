@@ -276,9 +276,8 @@ const batchLanes = 32
 // that have one (one popcount per lane, and the leaf from the node's own words, usually in the cache line
 // just loaded), then the rare deeper walks. o may be a: lane i reads a[i] before it writes o[i], and the
 // later stages read the address from a copy (the assembly writes o only after its last read of a). On
-// amd64 CPUs with POPCNT the first two stages are
-// lookupStages (lookup_amd64.s) unless the build has the purego tag; both forms give the same
-// results (TestLookup32Forms).
+// amd64 CPUs with POPCNT the first two stages are lookupStages (lookup_amd64.s) unless the build has the
+// purego tag; both forms give the same results (TestLookup32Forms).
 func (s *snapshot) lookup32(a *[batchLanes]uint32, o *[batchLanes]uint32) {
 	s.lookupChunks(a[:], o[:])
 }
