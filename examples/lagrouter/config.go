@@ -13,6 +13,7 @@ import (
 	"github.com/wirespeed/wirespeed/examples/internal/trunkgen"
 	"github.com/wirespeed/wirespeed/lag"
 	"github.com/wirespeed/wirespeed/lag/lacp"
+	"github.com/wirespeed/wirespeed/xmit"
 )
 
 // Config is the example's configuration.
@@ -57,6 +58,7 @@ type Config struct {
 
 	ready  func()                             // called once the ports are open and the workers (and generator) started (tests)
 	onLACP func(*lacp.Controller)             // called with the LACP controller once it is made (tests)
+	onMems func([]*xmit.MemPort)              // mem: called with the router's ends (member 0, member 1, uplink) once made (tests)
 	onOpen func(*app.Ports, []*lag.Aggregate) // called with the real interfaces and the workers' aggregates once made (tests)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/fwd"
 	"github.com/wirespeed/wirespeed/lag/lacp"
+	"github.com/wirespeed/wirespeed/xmit"
 )
 
 func runFor(t *testing.T, cfg Config, d time.Duration) (Result, string) {
@@ -215,22 +216,54 @@ func TestLACP(t *testing.T) {
 	}
 }
 
-// TestLACPFailover takes member 1's link down once both members distribute, and brings it back:
-// the router stops distributing on it (logged, with the link event), member 0 carries on, the
-// counters add up with the frames sent to member 1 in between counted as its drops, and member 1
-// rejoins (logged again) before the end.
+// TestLACPFailover takes member 1's link down once both members distribute, and brings it back
+// 300 ms after the router stopped using it: the router stops distributing on it (logged, with the
+// link event), member 0 carries on, the counters add up with the frames sent to member 1 in between
+// counted as its drops, and member 1 rejoins (logged again). Each step waits for the controller's
+// state (at most 20 s), not for a fixed time, so that a loaded machine does not fail it.
 func TestLACPFailover(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.LAG = "lacp"
-	cfg.FailAt, cfg.FailFor = 3200*time.Millisecond, 300*time.Millisecond
-	r, out, logs := lacpRun(t, cfg, 5*time.Second)
+	var logs bytes.Buffer
+	cfg.logw = &logs
+	cfg.Interval = time.Hour
+	var ctl atomic.Pointer[lacp.Controller]
+	var m1 atomic.Pointer[xmit.MemPort]
+	cfg.onLACP = func(c *lacp.Controller) { ctl.Store(c) }
+	cfg.onMems = func(m []*xmit.MemPort) { m1.Store(m[1]) }
+	var stuck atomic.Pointer[string] // the first step that did not happen in time
+	until := func(what string, ok func(c *lacp.Controller) bool) bool {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if c := ctl.Load(); c != nil && ok(c) {
+				return true
+			}
+		}
+		stuck.Store(&what)
+		return false
+	}
+	both := func(c *lacp.Controller) bool { return c.Usable(0) && c.Usable(1) }
+	r, out := runForAfter(t, cfg, func() {
+		if !until("both members usable", both) {
+			return
+		}
+		m1.Load().SetLinkUp(false)
+		if !until("member 1 out of use after its link went down", func(c *lacp.Controller) bool { return !c.Usable(1) }) {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+		m1.Load().SetLinkUp(true)
+		until("both members usable again", both)
+	}, 500*time.Millisecond)
+	if s := stuck.Load(); s != nil {
+		t.Fatalf("not within 20 s: %s\n%s%s", *s, out, logs.String())
+	}
 	for _, want := range []string{`msg="lag member link down" lag=lag0 member=lag0-m1`, `msg="lag member stopped distributing" lag=lag0 member=lag0-m1`, `msg="lag member link up" lag=lag0 member=lag0-m1`} {
-		if !strings.Contains(logs, want) {
-			t.Errorf("event log lacks %q:\n%s", want, logs)
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("event log lacks %q:\n%s", want, logs.String())
 		}
 	}
-	if n := strings.Count(logs, `msg="lag member distributing" lag=lag0 member=lag0-m1`); n < 2 {
-		t.Errorf("member 1 started distributing %d times, want 2 (before and after):\n%s", n, logs)
+	if n := strings.Count(logs.String(), `msg="lag member distributing" lag=lag0 member=lag0-m1`); n < 2 {
+		t.Errorf("member 1 started distributing %d times, want 2 (before and after):\n%s", n, logs.String())
 	}
 	if !r.LACP.Ports[1].Usable || !r.LACP.Ports[0].Usable {
 		t.Errorf("not both back: %+v", r.LACP)

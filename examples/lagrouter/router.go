@@ -138,6 +138,9 @@ func build(cfg Config, log *slog.Logger) (*topology, error) {
 			cfg.onLACP(t.ctl)
 		}
 	}
+	if cfg.onMems != nil {
+		cfg.onMems(t.mems)
+	}
 	if t.agg, err = lag.New(members, lc); err != nil {
 		return nil, err
 	}
