@@ -39,6 +39,7 @@ type Config struct {
 	TapPrefix string
 
 	ready        func()            // called once the ports are open and the workers started (tests)
+	everyKind    bool              // mem: the generator runs past ctx until the hosts got every kind of frame back, 60 s at most (tests)
 	metricsReady func(addr string) // called with the metrics endpoint's address once it listens (tests)
 	stopped      func()            // called once the workers have stopped, before the endpoint closes (tests)
 	logw         io.Writer         // the event log's destination (nil: stderr)

@@ -53,6 +53,13 @@ type sinkCounts struct {
 	ARPReplies                                                       uint64 // the hosts' answers (sent, not received)
 }
 
+// everyKind reports whether the hosts got back every kind of frame the generator makes them send
+// (forwarded, fragmented, time exceeded, unreachable, echo replies) and ARP from the router, and
+// answered it.
+func (s *sinkCounts) everyKind() bool {
+	return s.UDP != 0 && s.Fragments != 0 && s.TimeExceeded != 0 && s.Unreachable != 0 && s.EchoReplies != 0 && s.ARP != 0 && s.ARPReplies != 0
+}
+
 func (s *sinkCounts) total() uint64 {
 	return s.UDP + s.Fragments + s.TimeExceeded + s.Unreachable + s.EchoReplies + s.ARP + s.Bad
 }
@@ -289,11 +296,13 @@ func (m *memNet) checkARP(d []byte, p int) {
 }
 
 // generate sends from both hosts until ctx ends, keeping fewer frames in flight than the links hold.
+// With cfg.everyKind it goes on after that until the hosts got every kind of frame back (at most
+// 60 s from its start).
 func (m *memNet) generate(ctx context.Context) {
 	b := frame.NewBatch(32)
 	start := time.Now()
 	var sent uint64
-	for ctx.Err() == nil {
+	for ctx.Err() == nil || m.cfg.everyKind && !m.sink.everyKind() && time.Since(start) < 60*time.Second {
 		m.receive(b, 0)
 		m.receive(b, 1)
 		if m.pool.InUse() > 1024 {
