@@ -57,6 +57,7 @@ type Config struct {
 	app.OperatorFlags
 
 	ready  func()                             // called once the ports are open and the workers (and generator) started (tests)
+	settle bool                               // mem: the generator runs past ctx until the run shows what the tests check (trunkgen.Router.Settled; tests)
 	onLACP func(*lacp.Controller)             // called with the LACP controller once it is made (tests)
 	onMems func([]*xmit.MemPort)              // mem: called with the router's ends (member 0, member 1, uplink) once made (tests)
 	onOpen func(*app.Ports, []*lag.Aggregate) // called with the real interfaces and the workers' aggregates once made (tests)

@@ -21,7 +21,7 @@ func newGenerator(t *topology, cfg Config) *trunkgen.Generator {
 	return trunkgen.New(trunkgen.Config{
 		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad,
 		TrunkSinks: sinks, UplinkSink: t.hosts[memberUplink],
-		Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, OwnRoutes: cfg.Routes != "",
+		Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, OwnRoutes: cfg.Routes != "", Until: trunkgen.Until(t.router, cfg.settle, cfg.Bad > 0),
 		SendUp: func(b *frame.Batch) { // the VLAN hosts' traffic and ARP replies
 			turn = (turn + 1) % numMembers
 			if t.partner != nil {

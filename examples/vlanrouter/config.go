@@ -45,8 +45,9 @@ type Config struct {
 	// The operator's flags: -metrics, -metrics-any, -log, -view, -top, -per-worker.
 	app.OperatorFlags
 
-	ready func()    // called once the ports are open and the workers (and generator) started (tests)
-	logw  io.Writer // the event log's destination (nil: stderr)
+	ready  func()    // called once the ports are open and the workers (and generator) started (tests)
+	settle bool      // mem: the generator runs past ctx until the run shows what the tests check (trunkgen.Router.Settled; tests)
+	logw   io.Writer // the event log's destination (nil: stderr)
 }
 
 func defaultConfig() Config {

@@ -13,7 +13,7 @@ func newGenerator(t *topology, cfg Config) *trunkgen.Generator {
 	return trunkgen.New(trunkgen.Config{
 		Pool: t.pool, VLANs: cfg.VLANs, Batch: cfg.Batch, Rate: cfg.Rate, Bad: cfg.Bad,
 		TrunkSinks: []xmit.Port{t.hosts[portTrunk]}, UplinkSink: t.hosts[portUplink],
-		Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, OwnRoutes: cfg.Routes != "",
+		Neighbours: cfg.Neighbours, Gateway: cfg.Gateway, OwnRoutes: cfg.Routes != "", Until: trunkgen.Until(t.router, cfg.settle, cfg.Bad > 0),
 		SendUp:   func(b *frame.Batch) { t.hosts[portTrunk].Send(b) },
 		SendDown: func(b *frame.Batch) { t.hosts[portUplink].Send(b) },
 	})

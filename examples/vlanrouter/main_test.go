@@ -18,6 +18,7 @@ func TestRunAccounts(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Interval = 100 * time.Millisecond
 	cfg.Bad = 0.05
+	cfg.settle = true // however slow the machine, the checks below have something to see
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg.ready = func() { time.AfterFunc(350*time.Millisecond, cancel) } // setup time not counted

@@ -26,6 +26,30 @@ type Result struct {
 	Errors                app.PortErrors // errors the router's Recv and Send calls returned
 }
 
+// Settled reports whether a run of r has shown what the examples' in-memory tests check, given
+// the far ends' counts s so far: frames forwarded, the router's ARP answered, the gateway and a
+// VLAN host resolved and, with bad frames (bad), time exceeded sent back and the VLAN, TTL and
+// checksum drops counted. It reads the counters the worker has published.
+func (r *Router) Settled(s SinkCounts, bad bool) bool {
+	n := r.Table.Counters()
+	if s.Forwarded == 0 || s.ARP == 0 || s.ARPReplies == 0 || n.Hosts == 0 || n.Resolved < 2 || n.Ready == 0 {
+		return false
+	}
+	if !bad {
+		return true
+	}
+	c := r.Counters()
+	return s.TimeExceeded != 0 && c.Drops[fwd.DropVLAN] != 0 && c.Drops[fwd.DropTTL] != 0 && c.Drops[fwd.DropChecksum] != 0
+}
+
+// Until is Config.Until from Settled when on (nil when off).
+func Until(r *Router, on, bad bool) func(SinkCounts) bool {
+	if !on {
+		return nil
+	}
+	return func(s SinkCounts) bool { return r.Settled(s, bad) }
+}
+
 // AddRouter fills in the router's side of r from its counters, its neighbour table's and its
 // resolver's, after the worker stopped; inUse is the pool's buffers still out (the held frames'
 // among them).

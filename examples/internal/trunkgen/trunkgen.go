@@ -56,6 +56,10 @@ type Config struct {
 	OwnRoutes  bool                 // the router has a routes file: a frame's egress interface is not checked against its destination
 	SendUp     func(b *frame.Batch) // tagged frames from the VLAN hosts toward the router
 	SendDown   func(b *frame.Batch) // untagged frames from the upstream toward the router
+	// Until (tests; nil: none) keeps Run going after ctx ends until it reports true for the far
+	// ends' counts so far, at most 60 s from Run's start: a test that checks what a short run
+	// must show does not fail because a loaded machine ran it slowly.
+	Until func(SinkCounts) bool
 }
 
 // Generator plays every host. Run it on one goroutine; Stopped and Drain as documented.
@@ -221,14 +225,18 @@ func (g *Generator) sinkPort(b *frame.Batch, h xmit.Port, uplink bool) bool {
 	}
 }
 
-// Run generates until ctx ends. Run it on its own goroutine; Stopped reports when it returned.
+// Run generates until ctx ends (and Config.Until holds). Run it on its own goroutine; Stopped
+// reports when it returned.
 func (g *Generator) Run(ctx context.Context) {
 	defer g.stopped.Store(true)
 	up, down, sb := frame.NewBatch(g.cfg.Batch), frame.NewBatch(g.cfg.Batch), frame.NewBatch(g.cfg.Batch)
 	start := time.Now()
 	var sent uint64
 	spins := 0
-	for ctx.Err() == nil {
+	more := func() bool {
+		return g.cfg.Until != nil && !g.cfg.Until(g.sunk) && time.Since(start) < 60*time.Second
+	}
+	for ctx.Err() == nil || more() {
 		g.sink(sb)
 		// Self-clocking: keep fewer frames in flight than any queue holds, so the generator never
 		// overruns the router (frames it could not queue would be counted, but generating them is
