@@ -112,12 +112,20 @@ protocol bgp peer { local 10.0.1.1 as 65001; neighbor 10.0.1.2 as 65002; hold ti
 	if got := kernelRoutes(); got != 0 {
 		t.Fatalf("after the withdrawal the kernel still has %d routes", got)
 	}
-	time.Sleep(200 * time.Millisecond) // the mirror's batch
-	before := sink.total()
-	send()
-	time.Sleep(500 * time.Millisecond)
-	if got := sink.total() - before; got != 0 {
-		t.Errorf("after the withdrawal the peer still received %d datagrams", got)
+	// The mirror follows the kernel a batch later: send a datagram to each prefix until a round
+	// reaches the peer not at all (its frames are the stage's no-route drops counted below).
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		before := sink.total()
+		send()
+		time.Sleep(500 * time.Millisecond)
+		got := sink.total() - before
+		if got == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("20 s after the withdrawal the peer still received %d datagrams a round", got)
+			break
+		}
 	}
 
 	tally, out := rt.Stop()
