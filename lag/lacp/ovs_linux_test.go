@@ -159,8 +159,8 @@ func TestOVS(t *testing.T) {
 				ovsAt = time.Since(down)
 			}
 		}
-		if time.Since(down) > 3*time.Second {
-			t.Fatalf("member 1 still used 3 s after its link went down: ours %v, OVS %v\n%s", agg.MemberUp(1), ovsAt, o.Appctl("bond/show", "bond0"))
+		if time.Since(down) > 15*time.Second { // it takes milliseconds (logged below); the margin is for a loaded machine
+			t.Fatalf("member 1 still used 15 s after its link went down: ours %v, OVS %v\n%s", agg.MemberUp(1), ovsAt, o.Appctl("bond/show", "bond0"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -64,13 +64,23 @@ func TestDetailRowsNotTotalled(t *testing.T) {
 	}
 }
 
+// TestPrintEveryStopsWithContext: PrintEvery returns once ctx ends (here while it prints a table:
+// the second reading of the counter cancels it), having printed the tables until then.
 func TestPrintEveryStopsWithContext(t *testing.T) {
-	var n uint64
-	m := New("t", []Row{{Name: "x", Rx: func() uint64 { n++; return n }, Tx: func() uint64 { return 0 }}})
-	var buf bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var n uint64
+	m := New("t", []Row{{Name: "x", Rx: func() uint64 {
+		if n++; n == 2 {
+			cancel()
+		}
+		return n
+	}, Tx: func() uint64 { return 0 }}})
+	var buf bytes.Buffer
 	m.PrintEvery(ctx, &buf, 10*time.Millisecond)
+	if ctx.Err() != context.Canceled {
+		t.Fatalf("PrintEvery returned with ctx %v", ctx.Err())
+	}
 	if c := strings.Count(buf.String(), "total"); c < 1 {
 		t.Fatalf("printed %d tables", c)
 	}
