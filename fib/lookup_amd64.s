@@ -20,8 +20,13 @@ TEXT ·lookupStages(SB), NOSPLIT, $0-60
 chunk: // the 32 addresses at SI
 	XORL R10, R10 // pend: lanes whose entry is a first-level node, lane i in bit i
 	MOVQ $31, DX
+	LEAQ 128(SI), R14 // the next chunk's addresses, whose dp entries stage 1 prefetches ...
+	CMPQ n+32(FP), $1
+	CMOVQEQ SI, R14 // ... or this chunk's again when it is the last
 
-	// Stage 1, lanes 31 down to 0, two per round: the dp entry e into st.ent[i].
+	// Stage 1, lanes 31 down to 0, two per round: the dp entry e into st.ent[i], a prefetch of the
+	// node it names, and a prefetch of the next chunk's lane i dp entry, so that the next chunk's
+	// stage 1 finds its entries in the cache and sends its node prefetches out early.
 dp:
 	MOVBLZX 3(SI)(DX*4), BX // address bits 24..31: the chunk
 	MOVQ (R8)(BX*8), BX
@@ -42,6 +47,17 @@ dp:
 	ADDL BX, BX
 	ADCL R10, R10
 	PREFETCHT0 (R11)(BX*4)
+
+	MOVBLZX 3(R14)(DX*4), AX // the next chunk's lane i
+	MOVQ (R8)(AX*8), AX
+	MOVWLZX 1(R14)(DX*4), CX
+	SHRL $6, CX
+	PREFETCHT0 (AX)(CX*4)
+	MOVBLZX -1(R14)(DX*4), AX // and lane i-1
+	MOVQ (R8)(AX*8), AX
+	MOVWLZX -3(R14)(DX*4), CX
+	SHRL $6, CX
+	PREFETCHT0 (AX)(CX*4)
 	SUBQ $2, DX
 	JGE dp
 
