@@ -69,6 +69,7 @@ func TestRunPipeline(t *testing.T) {
 			cfg := defaultConfig()
 			cfg.Interval = time.Hour
 			cfg.Pipeline, cfg.TxWorkers = true, tx
+			cfg.settle = true // the generator runs until the neighbours resolved, however slow the machine
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cfg.ready = func() { time.AfterFunc(300*time.Millisecond, cancel) }
