@@ -136,19 +136,9 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-// lacpRun runs the in-memory network under LACP for d after setup, the event log in logs.
-func lacpRun(t *testing.T, cfg Config, d time.Duration) (Result, string, string) {
-	t.Helper()
-	var logs bytes.Buffer
-	cfg.logw = &logs
-	cfg.Interval = time.Hour
-	r, out := runFor(t, cfg, d)
-	return r, out, logs.String()
-}
-
-// lacpRunAggregated is lacpRun with d counted from when the router's controller has both members
-// usable (at most 20 s after setup; the checks then fail), so that how long negotiation takes on a
-// loaded machine does not matter.
+// lacpRunAggregated runs the in-memory network under LACP for d from when the router's controller
+// has both members usable (at most 20 s after setup; the checks then fail), the event log in logs,
+// so that how long negotiation takes on a loaded machine does not matter.
 func lacpRunAggregated(t *testing.T, cfg Config, d time.Duration) (Result, string, string) {
 	t.Helper()
 	var logs bytes.Buffer

@@ -29,7 +29,8 @@ type Result struct {
 // Settled reports whether a run of r has shown what the examples' in-memory tests check, given
 // the far ends' counts s so far: frames forwarded, the router's ARP answered, the gateway and a
 // VLAN host resolved and, with bad frames (bad), time exceeded sent back and the VLAN, TTL and
-// checksum drops counted. It reads the counters the worker has published.
+// checksum drops counted. It reads the neighbour table's counters and those the stage's workers
+// have published.
 func (r *Router) Settled(s SinkCounts, bad bool) bool {
 	n := r.Table.Counters()
 	if s.Forwarded == 0 || s.ARP == 0 || s.ARPReplies == 0 || n.Hosts == 0 || n.Resolved < 2 || n.Ready == 0 {

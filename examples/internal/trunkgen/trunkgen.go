@@ -233,8 +233,17 @@ func (g *Generator) Run(ctx context.Context) {
 	start := time.Now()
 	var sent uint64
 	spins := 0
+	var asked time.Time // when Until last said no: it is asked at most once a millisecond
 	more := func() bool {
-		return g.cfg.Until != nil && !g.cfg.Until(g.sunk) && time.Since(start) < 60*time.Second
+		if g.cfg.Until == nil {
+			return false
+		}
+		now := time.Now()
+		if now.Sub(asked) < time.Millisecond {
+			return true
+		}
+		asked = now
+		return !g.cfg.Until(g.sunk) && now.Sub(start) < 60*time.Second
 	}
 	for ctx.Err() == nil || more() {
 		g.sink(sb)
